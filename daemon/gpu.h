@@ -1,0 +1,138 @@
+/*
+ * gpu.h: the Vulkan device vkreduce runs on: selection, queue, memory, command buffers and
+ * the timeline semaphore that tells when submitted work is done.
+ *
+ * Threading: everything here is called from one thread (the daemon's loop thread), except
+ * gpu_wait() and gpu_completed_value(), which the completion thread may call concurrently.
+ * All fallible functions return 0 or a negative errno.
+ */
+#ifndef VKR_GPU_H
+#define VKR_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "vkreduce_types.h"
+
+struct gpu;
+
+struct gpu_config {
+	/* Index or case-insensitive name substring of the device to use; NULL or "" picks the
+	 * best device (discrete, then integrated, then virtual, then CPU). VKR_DEVICE in the
+	 * environment is used when this is NULL. Borrowed. */
+	const char *device;
+	/* Enable VK_LAYER_KHRONOS_validation with synchronization validation. Every message it
+	 * reports is logged and counted (gpu_validation_messages()). Also enabled by
+	 * VKR_VALIDATION=1 in the environment. */
+	bool validation;
+	/* Print the device choice and its reason to stderr. */
+	bool verbose;
+};
+
+/* What the engine learned about the device it chose. */
+struct gpu_info {
+	char name[256];
+	const char *type;              /* "discrete", "integrated", "virtual", "cpu", "other" */
+	uint32_t vendor_id;
+	uint32_t device_id;
+	uint32_t api_version;
+	char driver[256];              /* driver name and info, may be empty */
+	uint32_t subgroup_size;
+	uint64_t max_storage_buffer_range;
+	uint32_t max_workgroup_count_x;
+	uint64_t max_allocation_size;
+	uint64_t max_buffer_size;
+	bool shader_float64;
+	bool shader_int64;
+	bool host_import;              /* VK_EXT_external_memory_host is enabled */
+	uint64_t host_import_alignment; /* minImportedHostPointerAlignment, 0 without import */
+	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
+	uint32_t scan_workgroups;      /* upper bound on resident workgroups of a scan pass */
+	double timestamp_period_ns;    /* 0 when the queue has no timestamps */
+	char choice_reason[256];       /* why this device was chosen */
+};
+
+/* Creates the instance and device and builds every pipeline. On failure writes a one-line
+ * reason into err (if not NULL) and returns -ENODEV (no usable device), -ENOTSUP, -ENOMEM
+ * or -EIO. */
+int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, size_t err_size);
+/* Waits for the device to go idle and frees everything. Accepts NULL. */
+void gpu_destroy(struct gpu *gpu);
+
+const struct gpu_info *gpu_get_info(const struct gpu *gpu);
+/* Whether the device can run kernels on this dtype (f64 needs shaderFloat64, 64-bit
+ * integers need shaderInt64). */
+bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype);
+/* Number of validation-layer messages seen so far (0 when validation is off). */
+uint64_t gpu_validation_messages(const struct gpu *gpu);
+
+/* ---- memory ---------------------------------------------------------------------------- */
+
+enum gpu_memory_kind {
+	GPU_MEMORY_DEVICE,   /* device-local, not mapped: the fastest for kernels */
+	GPU_MEMORY_UPLOAD,   /* host-visible, coherent, mapped: the CPU writes, the GPU reads */
+	GPU_MEMORY_READBACK, /* host-visible, coherent, preferably cached, mapped: GPU writes */
+};
+
+/* A buffer with its own memory, usable from shaders through its device address. */
+struct gpu_buffer {
+	VkBuffer handle;
+	VkDeviceMemory memory;
+	uint64_t address; /* VkDeviceAddress of byte 0 */
+	uint64_t size;
+	void *map;        /* may be NULL: mapped pointer for host-visible buffers */
+	bool imported;    /* memory imported from host pages (not owned by Vulkan) */
+};
+
+int gpu_buffer_create(struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind,
+		      struct gpu_buffer *out);
+/* Imports size bytes of host memory at ptr (both aligned to host_import_alignment) so that
+ * the GPU reads and writes them in place. -ENOTSUP without VK_EXT_external_memory_host,
+ * -EINVAL on misalignment. The pages must stay mapped until the buffer is destroyed. */
+int gpu_buffer_import_host(struct gpu *gpu, void *ptr, uint64_t size, struct gpu_buffer *out);
+/* Frees the buffer; the caller guarantees no pending GPU work uses it. Accepts a zeroed
+ * buffer. */
+void gpu_buffer_destroy(struct gpu *gpu, struct gpu_buffer *buffer);
+
+/* ---- command buffers and completion ---------------------------------------------------- */
+
+/* One primary command buffer with begin/end timestamps, recycled after completion. */
+struct gpu_cmd;
+
+/* Starts recording a new command buffer (from a recycled pool entry where possible). */
+int gpu_cmd_begin(struct gpu *gpu, struct gpu_cmd **out);
+VkCommandBuffer gpu_cmd_handle(struct gpu_cmd *cmd);
+/* Records a full memory barrier between the two stages' accesses (compute/transfer/host),
+ * e.g. transfer writes -> shader reads, or shader writes -> shader reads. */
+void gpu_cmd_barrier(struct gpu_cmd *cmd, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+		     VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+/* Ends recording (adding a barrier that makes shader and transfer writes visible to the
+ * host) and submits; *value receives the timeline value that signals completion. On failure
+ * the command buffer is recycled and -EIO (device lost or submit failed) or -ENOMEM is
+ * returned. */
+int gpu_cmd_submit(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t *value);
+/* Abandons a command buffer that was begun but not submitted. */
+void gpu_cmd_abandon(struct gpu *gpu, struct gpu_cmd *cmd);
+/* GPU time between the command buffer's begin and end timestamps, in nanoseconds; 0 if the
+ * device has no timestamps. Valid once its value has completed. */
+uint64_t gpu_cmd_elapsed_ns(struct gpu *gpu, struct gpu_cmd *cmd);
+/* Returns a completed command buffer to the pool. Accepts NULL. */
+void gpu_cmd_recycle(struct gpu *gpu, struct gpu_cmd *cmd);
+
+/* Waits until the timeline reaches value: 0, -ETIMEDOUT, or -EIO when the device is lost.
+ * Thread-safe against the loop thread. */
+int gpu_wait(struct gpu *gpu, uint64_t value, uint64_t timeout_ns);
+/* The highest completed timeline value (thread-safe). */
+uint64_t gpu_completed_value(struct gpu *gpu);
+/* The value the last successful submit will signal. */
+uint64_t gpu_last_submitted_value(const struct gpu *gpu);
+/* Whether the device has been lost (after which only gpu_destroy is useful). */
+bool gpu_is_lost(const struct gpu *gpu);
+
+/* Internal to the engine (kern_*.c): binds pipeline `index` and pushes constants. */
+VkPipeline gpu_pipeline(struct gpu *gpu, uint32_t index);
+VkPipelineLayout gpu_pipeline_layout(struct gpu *gpu);
+
+#endif /* VKR_GPU_H */

@@ -1,0 +1,69 @@
+/*
+ * kern.h: reductions and scans, recorded into a command buffer the caller owns.
+ *
+ * A job names its input, output and scratch space by device address (gpu_buffer.address +
+ * offset), so any number of jobs can share one command buffer. kern_record() records the
+ * jobs phase by phase, with one barrier between phases for all of them, so that a batch of
+ * k jobs costs the same number of barriers as one job. A job's dispatches depend only on
+ * the job itself and the device, never on the other jobs recorded with it: the results are
+ * bit-identical alone or batched.
+ */
+#ifndef VKR_KERN_H
+#define VKR_KERN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu.h"
+#include "vkreduce_types.h"
+
+enum kern_kind { KERN_REDUCE, KERN_SCAN };
+
+/* Largest element count of one job: kernels index elements with 32-bit integers. */
+#define KERN_MAX_ELEMENTS ((uint64_t)1 << 31)
+
+struct kern_job {
+	enum kern_kind kind;
+	vkr_op op;           /* scan: sum, prod, min, max */
+	vkr_dtype dtype;
+	vkr_cmp cmp;         /* count only */
+	vkr_value cmp_value; /* count only, in the member of dtype */
+	bool exclusive;      /* scan only */
+	uint64_t n;          /* elements */
+	uint64_t src;        /* device address of n elements, aligned to the element size */
+	/* reduce: device address of an 8-byte result slot (see kern_result_decode);
+	 * scan: device address of n output elements, aligned to the element size */
+	uint64_t dst;
+	uint64_t scratch;    /* device address of kern_scratch_bytes() bytes, 16-byte aligned */
+};
+
+/* Checks a job against the device: 0, -EINVAL (op not valid for the kind, min/max of an
+ * empty array, misaligned address), -ENOTSUP (dtype not supported by the device), -E2BIG
+ * (more than KERN_MAX_ELEMENTS). msg (if not NULL) receives a one-line reason. */
+int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size);
+
+/* Scratch bytes the job needs (a multiple of 16; may be 0). */
+uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
+
+/* Records all jobs (already validated) into cmd: every phase of every job, separated by
+ * compute->compute barriers. The caller makes inputs visible before (host writes are, by
+ * submission; transfers need a barrier) and gpu_cmd_submit makes outputs visible to the
+ * host. */
+void kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count);
+
+/* Decodes a completed reduction's 8-byte result slot: the value in the member of the job's
+ * dtype, or u64 for count. */
+vkr_value kern_result_decode(const struct kern_job *job, const void *slot);
+
+/* Number of SPIR-V pipelines the engine builds and their creation (used by gpu.c). */
+struct kern_pipeline_source {
+	const char *name;
+	const uint32_t *code;
+	size_t size; /* bytes */
+	bool needs_float64;
+	bool needs_int64;
+};
+size_t kern_pipeline_count(void);
+const struct kern_pipeline_source *kern_pipeline_source(size_t index);
+
+#endif /* VKR_KERN_H */
