@@ -1,0 +1,679 @@
+/*
+ * rpc.c: socket, framing and the table of calls in flight (see rpc.h).
+ *
+ * The socket is non-blocking. Requests are packed into one send buffer and written as far as
+ * the socket takes them; waiting (blocking calls, vkr_flush, vkr_dispatch) always polls for
+ * input too, so that a daemon that answers while we are still writing never deadlocks with
+ * us. Every reply is validated before it reaches a call: a daemon that sends garbage gets its
+ * connection closed and every call in flight fails with -EPROTO, but never crashes us.
+ */
+#include "rpc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto_path.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "libvkreduce sends arrays as their bytes in memory and needs a little-endian host"
+#endif
+
+/* A reply larger than this is garbage: the largest legitimate one is a scan result, and the
+ * daemon limits requests far below it. */
+#define RPC_MAX_REPLY_BYTES ((size_t)1 << 33)
+#define RPC_READ_CHUNK (256 * 1024)
+
+struct vkr_client {
+	int fd; /* owned, non-blocking socket; -1 once the connection failed */
+	int error; /* sticky: 0 while usable, else why the connection ended */
+	int timeout_ms; /* for blocking calls, -1 forever */
+	uint32_t next_msgid; /* msgpack-RPC msgids are 32 bits; wraps, skipping those in use */
+	bool in_callback; /* set while a reply function runs */
+
+	/* Send buffer: bytes [off, len) are still to be written. */
+	char *out; /* owned */
+	size_t out_len, out_off, out_cap;
+	bool out_oom; /* a pack ran out of memory: the request being built is void */
+	msgpack_packer pk; /* writes into out */
+
+	msgpack_unpacker unp; /* owns the receive buffer */
+	msgpack_unpacked msg; /* the reply being handled */
+
+	struct rpc_call **buckets; /* owned; chains by msgid & (nbuckets - 1) */
+	size_t nbuckets, ncalls;
+
+	char errmsg[512]; /* the daemon's text for the latest wire error */
+};
+
+static int out_write(void *data, const char *buf, size_t len)
+{
+	vkr_client *c = data;
+
+	if (c->out_oom)
+		return -1;
+	if (len > c->out_cap - c->out_len) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		while (cap - c->out_len < len) {
+			if (cap > SIZE_MAX / 2) {
+				c->out_oom = true;
+				return -1;
+			}
+			cap *= 2;
+		}
+		char *p = realloc(c->out, cap);
+		if (!p) {
+			c->out_oom = true;
+			return -1;
+		}
+		c->out = p;
+		c->out_cap = cap;
+	}
+	memcpy(c->out + c->out_len, buf, len);
+	c->out_len += len;
+	return 0;
+}
+
+/* ---- the table of calls in flight ---------------------------------------------------------- */
+
+static struct rpc_call **table_slot(vkr_client *c, uint32_t msgid)
+{
+	struct rpc_call **p = &c->buckets[msgid & (c->nbuckets - 1)];
+	while (*p && (*p)->msgid != msgid)
+		p = &(*p)->next;
+	return p;
+}
+
+static int table_grow(vkr_client *c)
+{
+	size_t n = c->nbuckets * 2;
+	struct rpc_call **b = calloc(n, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nbuckets; i++) {
+		struct rpc_call *call = c->buckets[i];
+		while (call) {
+			struct rpc_call *next = call->next;
+			call->next = b[call->msgid & (n - 1)];
+			b[call->msgid & (n - 1)] = call;
+			call = next;
+		}
+	}
+	free(c->buckets);
+	c->buckets = b;
+	c->nbuckets = n;
+	return 0;
+}
+
+static struct rpc_call *table_take(vkr_client *c, uint32_t msgid)
+{
+	struct rpc_call **p = table_slot(c, msgid);
+	struct rpc_call *call = *p;
+	if (call) {
+		*p = call->next;
+		call->next = NULL;
+		c->ncalls--;
+	}
+	return call;
+}
+
+static int run_call(vkr_client *c, struct rpc_call *call, int status, const msgpack_object *res)
+{
+	int ran = 0;
+	if (call->fn) {
+		c->in_callback = true;
+		call->fn(c, call, status, res);
+		c->in_callback = false;
+		ran = 1;
+	}
+	free(call);
+	return ran;
+}
+
+/* Ends the connection: every call in flight learns err. Callbacks may start new requests;
+ * rpc_begin refuses them because c->error is set first. */
+static int fail_connection(vkr_client *c, int err)
+{
+	if (c->error)
+		return c->error;
+	c->error = err;
+	if (c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	c->out_len = c->out_off = 0;
+	for (size_t i = 0; i < c->nbuckets; i++) {
+		while (c->buckets[i]) {
+			struct rpc_call *call = c->buckets[i];
+			c->buckets[i] = call->next;
+			c->ncalls--;
+			run_call(c, call, err, NULL);
+		}
+	}
+	return err;
+}
+
+/* ---- connect / close ----------------------------------------------------------------------- */
+
+int rpc_connect(const char *path, vkr_client **out)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char defpath[sizeof(addr.sun_path)];
+	vkr_client *c;
+	int err;
+
+	*out = NULL;
+	if (!path) {
+		err = proto_default_socket_path(defpath, sizeof(defpath));
+		if (err)
+			return err;
+		path = defpath;
+	}
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->timeout_ms = -1;
+	c->next_msgid = 1;
+	c->nbuckets = 64;
+	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
+	if (!c->buckets) {
+		err = -ENOMEM;
+		goto err_client;
+	}
+	if (!msgpack_unpacker_init(&c->unp, RPC_READ_CHUNK)) {
+		err = -ENOMEM;
+		goto err_buckets;
+	}
+	msgpack_unpacked_init(&c->msg);
+	msgpack_packer_init(&c->pk, c, out_write);
+
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		err = -errno;
+		goto err_unpacker;
+	}
+	/* Connect while blocking (a local connect completes or fails at once), then switch to
+	 * non-blocking for all I/O. */
+	while (connect(c->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		if (errno != EINTR) {
+			err = -errno;
+			goto err_fd;
+		}
+	}
+	int fl = fcntl(c->fd, F_GETFL);
+	if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		err = -errno;
+		goto err_fd;
+	}
+	*out = c;
+	return 0;
+
+err_fd:
+	close(c->fd);
+err_unpacker:
+	msgpack_unpacked_destroy(&c->msg);
+	msgpack_unpacker_destroy(&c->unp);
+err_buckets:
+	free(c->buckets);
+err_client:
+	free(c);
+	return err;
+}
+
+void rpc_close(vkr_client *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	for (size_t i = 0; i < c->nbuckets; i++) {
+		while (c->buckets[i]) {
+			struct rpc_call *call = c->buckets[i];
+			c->buckets[i] = call->next;
+			free(call);
+		}
+	}
+	free(c->buckets);
+	msgpack_unpacked_destroy(&c->msg);
+	msgpack_unpacker_destroy(&c->unp);
+	free(c->out);
+	free(c);
+}
+
+/* ---- sending ------------------------------------------------------------------------------- */
+
+/* Writes what the socket takes now. Returns 0 (maybe with bytes left) or a connection error. */
+static int send_some(vkr_client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return fail_connection(c, errno == EPIPE ? -ECONNRESET : -errno);
+		}
+		c->out_off += (size_t)w;
+	}
+	c->out_off = c->out_len = 0;
+	/* Do not keep a huge buffer around after one large request. */
+	if (c->out_cap > ((size_t)16 << 20)) {
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
+	}
+	return 0;
+}
+
+msgpack_packer *rpc_begin(vkr_client *c, const char *method, uint32_t nparams,
+                          struct rpc_call **callp, int *err)
+{
+	struct rpc_call *call;
+
+	*callp = NULL;
+	if (c->error) {
+		*err = c->error;
+		return NULL;
+	}
+	if (c->ncalls >= UINT32_MAX / 2) {
+		*err = -EAGAIN;
+		return NULL;
+	}
+	call = calloc(1, sizeof(*call));
+	if (!call) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	/* msgid 0 is legal, but skipping it keeps "0 = none" usable in callers' bookkeeping. */
+	do {
+		call->msgid = c->next_msgid++;
+	} while (call->msgid == 0 || *table_slot(c, call->msgid));
+
+	/* Reclaim the sent prefix so the buffer does not creep. */
+	if (c->out_off > 0 && c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	call->mark = c->out_len;
+	c->out_oom = false;
+	msgpack_pack_array(&c->pk, 4);
+	msgpack_pack_uint8(&c->pk, 0);
+	msgpack_pack_uint32(&c->pk, call->msgid);
+	msgpack_pack_str_with_body(&c->pk, method, strlen(method));
+	msgpack_pack_array(&c->pk, nparams);
+	*callp = call;
+	return &c->pk;
+}
+
+void rpc_abort(vkr_client *c, struct rpc_call *call)
+{
+	/* The request never left: nothing after the mark was committed (one request is built at
+	 * a time, and sending only starts at commit). */
+	if (call->mark >= c->out_off && call->mark <= c->out_len)
+		c->out_len = call->mark;
+	c->out_oom = false;
+	free(call);
+}
+
+int rpc_commit(vkr_client *c, struct rpc_call *call)
+{
+	int err;
+
+	if (c->out_oom) {
+		rpc_abort(c, call);
+		return -ENOMEM;
+	}
+	if (c->ncalls >= c->nbuckets && (err = table_grow(c)) < 0) {
+		rpc_abort(c, call);
+		return err;
+	}
+	struct rpc_call **slot = table_slot(c, call->msgid);
+	call->next = NULL;
+	*slot = call;
+	c->ncalls++;
+	/* A failure here fails the call through its reply function, like any later one. */
+	(void)send_some(c);
+	return 0;
+}
+
+/* ---- receiving ----------------------------------------------------------------------------- */
+
+static int protocol_error(vkr_client *c, const char *what)
+{
+	snprintf(c->errmsg, sizeof(c->errmsg), "protocol error from daemon: %s", what);
+	return fail_connection(c, -EPROTO);
+}
+
+void rpc_set_error_message(vkr_client *c, const char *msg, size_t len)
+{
+	size_t n = len < sizeof(c->errmsg) - 1 ? len : sizeof(c->errmsg) - 1;
+	/* The text goes to terminals and logs: keep it printable. */
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)msg[i];
+		c->errmsg[i] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+	}
+	c->errmsg[n] = '\0';
+}
+
+/* Handles one decoded reply. Returns callbacks run (0 or 1) or a connection error. */
+static int handle_reply(vkr_client *c, const msgpack_object *o)
+{
+	const msgpack_object *a;
+	int status = 0;
+
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return protocol_error(c, "message is not an array");
+	a = o->via.array.ptr;
+	if (o->via.array.size == 3 && a[0].type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    a[0].via.u64 == 2)
+		return 0; /* a notification: none is defined for clients yet, so ignore it */
+	if (o->via.array.size != 4 || a[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	    a[0].via.u64 != 1)
+		return protocol_error(c, "message is not a response [1, msgid, error, result]");
+	if (a[1].type != MSGPACK_OBJECT_POSITIVE_INTEGER || a[1].via.u64 > UINT32_MAX)
+		return protocol_error(c, "msgid is not a 32-bit unsigned integer");
+	if (a[2].type != MSGPACK_OBJECT_NIL) {
+		const msgpack_object *e = a[2].via.array.ptr;
+		if (a[2].type != MSGPACK_OBJECT_ARRAY || a[2].via.array.size < 1 ||
+		    e[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER || e[0].via.u64 == 0 ||
+		    e[0].via.u64 > 1000000)
+			return protocol_error(c, "error is not nil or [code, message]");
+		status = -(VKR_ERROR_BASE + (int)e[0].via.u64);
+		if (a[2].via.array.size >= 2 && e[1].type == MSGPACK_OBJECT_STR)
+			rpc_set_error_message(c, e[1].via.str.ptr, e[1].via.str.size);
+		else
+			rpc_set_error_message(c, "", 0);
+	}
+	struct rpc_call *call = table_take(c, (uint32_t)a[1].via.u64);
+	if (!call)
+		return protocol_error(c, "reply to a msgid that is not in flight");
+	return run_call(c, call, status, status ? NULL : &a[3]);
+}
+
+/* Reads everything available and handles every complete reply. */
+static int recv_all(vkr_client *c)
+{
+	int ran = 0;
+
+	for (;;) {
+		if (!msgpack_unpacker_reserve_buffer(&c->unp, RPC_READ_CHUNK))
+			return fail_connection(c, -ENOMEM);
+		ssize_t r = recv(c->fd, msgpack_unpacker_buffer(&c->unp),
+		                 msgpack_unpacker_buffer_capacity(&c->unp), MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return ran;
+			return fail_connection(c, -errno);
+		}
+		if (r == 0)
+			return fail_connection(c, -ECONNRESET);
+		msgpack_unpacker_buffer_consumed(&c->unp, (size_t)r);
+
+		for (;;) {
+			msgpack_unpack_return ur = msgpack_unpacker_next(&c->unp, &c->msg);
+			if (ur == MSGPACK_UNPACK_CONTINUE)
+				break;
+			if (ur == MSGPACK_UNPACK_NOMEM_ERROR)
+				return fail_connection(c, -ENOMEM);
+			if (ur != MSGPACK_UNPACK_SUCCESS)
+				return protocol_error(c, "bytes that are not msgpack");
+			int n = handle_reply(c, &c->msg.data);
+			if (n < 0)
+				return n;
+			ran += n;
+			if (c->error)
+				return c->error;
+		}
+		if (msgpack_unpacker_message_size(&c->unp) > RPC_MAX_REPLY_BYTES)
+			return protocol_error(c, "reply larger than any valid one");
+	}
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One round of I/O: waits up to timeout_ms for the socket, then writes and reads. Returns
+ * callbacks run or a connection error. */
+static int io_round(vkr_client *c, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	int ran = 0, r;
+
+	if (c->error)
+		return c->error;
+	if (c->out_off < c->out_len)
+		pfd.events |= POLLOUT;
+	r = poll(&pfd, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0)
+		return 0;
+	if ((pfd.revents & (POLLOUT | POLLERR | POLLHUP)) && c->out_off < c->out_len) {
+		if ((r = send_some(c)) < 0)
+			return r;
+	}
+	if (pfd.revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)) {
+		if ((r = recv_all(c)) < 0)
+			return r;
+		ran += r;
+	}
+	return ran;
+}
+
+static int remaining(int64_t deadline)
+{
+	if (deadline < 0)
+		return -1;
+	int64_t left = deadline - now_ms();
+	return left <= 0 ? 0 : (left > INT_MAX ? INT_MAX : (int)left);
+}
+
+int rpc_wait(vkr_client *c, const bool *done, uint32_t msgid)
+{
+	int64_t deadline = c->timeout_ms < 0 ? -1 : now_ms() + c->timeout_ms;
+
+	while (!*done) {
+		int r = io_round(c, remaining(deadline));
+		if (*done)
+			break;
+		if (r < 0)
+			return r;
+		if (deadline >= 0 && now_ms() >= deadline) {
+			struct rpc_call **slot = table_slot(c, msgid);
+			if (*slot)
+				(*slot)->fn = NULL;
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+int rpc_drain(vkr_client *c, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+
+	while (c->out_off < c->out_len) {
+		int r = io_round(c, remaining(deadline));
+		if (r < 0)
+			return r;
+		if (c->out_off < c->out_len && deadline >= 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
+	}
+	if (c->error)
+		return c->error;
+	c->out_off = c->out_len = 0;
+	return 0;
+}
+
+int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd)
+{
+	int64_t deadline = c->timeout_ms < 0 ? -1 : now_ms() + c->timeout_ms;
+	int err;
+
+	if (c->out_oom) {
+		rpc_abort(c, call);
+		return -ENOMEM;
+	}
+	/* The caller drained the buffer before rpc_begin, so it holds this request alone and the
+	 * fd rides with its first byte. */
+	if (call->mark != 0 || c->out_off != 0) {
+		rpc_abort(c, call);
+		return -EINVAL;
+	}
+
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctrl;
+	memset(&ctrl, 0, sizeof(ctrl));
+	struct iovec iov = { .iov_base = c->out, .iov_len = c->out_len };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctrl.buf,
+		.msg_controllen = sizeof(ctrl.buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+
+	ssize_t w;
+	for (;;) {
+		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
+			int r = poll(&pfd, 1, remaining(deadline));
+			if (r < 0 && errno != EINTR) {
+				rpc_abort(c, call);
+				return -errno;
+			}
+			if (r == 0) {
+				rpc_abort(c, call);
+				return -ETIMEDOUT;
+			}
+			continue;
+		}
+		err = errno == EPIPE ? -ECONNRESET : -errno;
+		free(call);
+		return fail_connection(c, err);
+	}
+	/* The fd went with the first byte; a short write leaves the tail for ordinary sends. */
+	c->out_off = (size_t)w;
+	call->mark = 0;
+	if ((err = rpc_commit(c, call)) < 0)
+		return err;
+	return 0;
+}
+
+bool rpc_in_callback(const vkr_client *c)
+{
+	return c->in_callback;
+}
+
+int rpc_timeout(const vkr_client *c)
+{
+	return c->timeout_ms;
+}
+
+/* ---- public: connection-level API ---------------------------------------------------------- */
+
+int vkr_connect(const char *path, vkr_client **out)
+{
+	if (!out)
+		return -EINVAL;
+	return rpc_connect(path, out);
+}
+
+void vkr_close(vkr_client *c)
+{
+	if (c && c->in_callback)
+		return;
+	rpc_close(c);
+}
+
+const char *vkr_last_error_message(const vkr_client *c)
+{
+	return c ? c->errmsg : "";
+}
+
+void vkr_set_timeout(vkr_client *c, int timeout_ms)
+{
+	c->timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+}
+
+int vkr_get_fd(const vkr_client *c)
+{
+	return c->fd;
+}
+
+bool vkr_want_write(const vkr_client *c)
+{
+	return c->out_off < c->out_len;
+}
+
+size_t vkr_pending(const vkr_client *c)
+{
+	return c->ncalls;
+}
+
+int vkr_dispatch(vkr_client *c, int timeout_ms)
+{
+	return io_round(c, timeout_ms < 0 ? -1 : timeout_ms);
+}
+
+int vkr_flush(vkr_client *c, int timeout_ms)
+{
+	if (c->in_callback)
+		return -EBUSY;
+	return rpc_drain(c, timeout_ms);
+}
+
+const char *vkr_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+#define VKR_X_(code, name, str)                                                                    \
+	case VKR_E##name:                                                                          \
+		return str;
+		VKR_ERROR_MAP(VKR_X_)
+#undef VKR_X_
+	case -EPROTO:
+		return "protocol error: the daemon sent an invalid reply";
+	case -ECONNRESET:
+		return "connection to the daemon closed";
+	case -ECONNREFUSED:
+		return "no daemon listening on the socket";
+	default:
+		break;
+	}
+	if (err < 0 && err > -4096)
+		return strerror(-err); /* glibc's table is static and thread-safe to read */
+	if (err <= -VKR_ERROR_BASE)
+		return "unknown daemon error";
+	return "unknown error";
+}
