@@ -33,6 +33,7 @@ struct gpu_config {
 
 /* What the engine learned about the device it chose. */
 struct gpu_info {
+	uint32_t device_index;          /* index among the instance's physical devices */
 	char name[256];
 	const char *type;              /* "discrete", "integrated", "virtual", "cpu", "other" */
 	uint32_t vendor_id;

@@ -60,6 +60,7 @@ struct kern_pipeline_source {
 	const char *name;
 	const uint32_t *code;
 	size_t size; /* bytes */
+	uint32_t spec[2]; /* specialization constants 0 (op) and 1 (exclusive) */
 	bool needs_float64;
 	bool needs_int64;
 };

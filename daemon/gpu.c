@@ -1,0 +1,731 @@
+/*
+ * gpu.c: instance, device selection, queue, timeline semaphore and pipelines.
+ * Memory lives in gpu_memory.c, command buffers in gpu_cmd.c.
+ */
+#include "gpu_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "kern.h"
+
+#define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+
+static void set_err(char *err, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || size == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+}
+
+int gpu_errno_from_vk(VkResult result)
+{
+	switch (result) {
+	case VK_SUCCESS:
+		return 0;
+	case VK_TIMEOUT:
+	case VK_NOT_READY:
+		return -ETIMEDOUT;
+	case VK_ERROR_OUT_OF_HOST_MEMORY:
+	case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+	case VK_ERROR_OUT_OF_POOL_MEMORY:
+	case VK_ERROR_TOO_MANY_OBJECTS:
+		return -ENOMEM;
+	case VK_ERROR_FEATURE_NOT_PRESENT:
+	case VK_ERROR_EXTENSION_NOT_PRESENT:
+	case VK_ERROR_LAYER_NOT_PRESENT:
+	case VK_ERROR_INCOMPATIBLE_DRIVER:
+	case VK_ERROR_FORMAT_NOT_SUPPORTED:
+		return -ENOTSUP;
+	case VK_ERROR_INVALID_EXTERNAL_HANDLE:
+		return -EINVAL;
+	case VK_ERROR_INITIALIZATION_FAILED:
+		return -ENODEV;
+	default:
+		return -EIO; /* device lost and everything else */
+	}
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
+	VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+	const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+	struct gpu *gpu = user;
+	(void)types;
+	if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+		return VK_FALSE;
+	atomic_fetch_add(&gpu->validation_messages, 1);
+	fprintf(stderr, "vkreduce: validation %s: %s\n",
+		severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning",
+		data && data->pMessage ? data->pMessage : "(no message)");
+	return VK_FALSE;
+}
+
+bool gpu_fault_should_fail_submit(void)
+{
+	static atomic_uint_fast64_t submits;
+	const char *every = getenv("VKR_FAULT_SUBMIT_EVERY");
+	long n = every ? strtol(every, NULL, 10) : 0;
+	if (n <= 0)
+		return false;
+	return (atomic_fetch_add(&submits, 1) + 1) % (uint64_t)n == 0;
+}
+
+static bool env_flag(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static bool has_layer(const char *name)
+{
+	uint32_t count = 0;
+	if (vkEnumerateInstanceLayerProperties(&count, NULL) != VK_SUCCESS || count == 0)
+		return false;
+	VkLayerProperties *layers = calloc(count, sizeof(*layers));
+	bool found = false;
+	if (layers && vkEnumerateInstanceLayerProperties(&count, layers) == VK_SUCCESS)
+		for (uint32_t i = 0; i < count && !found; i++)
+			found = strcmp(layers[i].layerName, name) == 0;
+	free(layers);
+	return found;
+}
+
+static int create_instance(struct gpu *gpu, bool validation, char *err, size_t err_size)
+{
+	uint32_t version = 0;
+	if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS || version < VK_API_VERSION_1_2) {
+		set_err(err, err_size, "the Vulkan loader supports only Vulkan %u.%u; 1.2 is needed",
+			VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
+		return -ENODEV;
+	}
+	if (validation && !has_layer(VALIDATION_LAYER)) {
+		set_err(err, err_size, "validation requested but %s is not installed "
+			"(Debian: vulkan-validationlayers)", VALIDATION_LAYER);
+		return -ENOTSUP;
+	}
+
+	const VkApplicationInfo app = {
+		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+		.pApplicationName = "vkreduce",
+		.applicationVersion = VK_MAKE_API_VERSION(0, 0, 1, 0),
+		.pEngineName = "vkreduce",
+		.apiVersion = VK_API_VERSION_1_3,
+	};
+	const char *layers[] = { VALIDATION_LAYER };
+	const char *exts[] = { VK_EXT_DEBUG_UTILS_EXTENSION_NAME };
+	const VkValidationFeatureEnableEXT enables[] = {
+		VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,
+	};
+	const VkValidationFeaturesEXT features = {
+		.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+		.enabledValidationFeatureCount = 1,
+		.pEnabledValidationFeatures = enables,
+	};
+	const VkInstanceCreateInfo info = {
+		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+		.pNext = validation ? &features : NULL,
+		.pApplicationInfo = &app,
+		.enabledLayerCount = validation ? 1 : 0,
+		.ppEnabledLayerNames = layers,
+		.enabledExtensionCount = validation ? 1 : 0,
+		.ppEnabledExtensionNames = exts,
+	};
+	VkResult r = vkCreateInstance(&info, NULL, &gpu->instance);
+	if (r != VK_SUCCESS) {
+		set_err(err, err_size, "vkCreateInstance failed (VkResult %d)", r);
+		return gpu_errno_from_vk(r) == -ENOTSUP ? -ENOTSUP : -ENODEV;
+	}
+	if (validation) {
+		PFN_vkCreateDebugUtilsMessengerEXT create = (PFN_vkCreateDebugUtilsMessengerEXT)
+			vkGetInstanceProcAddr(gpu->instance, "vkCreateDebugUtilsMessengerEXT");
+		const VkDebugUtilsMessengerCreateInfoEXT mi = {
+			.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+			.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+					   VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+			.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+				       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+				       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+			.pfnUserCallback = on_validation_message,
+			.pUserData = gpu,
+		};
+		if (!create || create(gpu->instance, &mi, NULL, &gpu->messenger) != VK_SUCCESS) {
+			set_err(err, err_size, "cannot install the validation message callback");
+			return -ENOTSUP;
+		}
+	}
+	return 0;
+}
+
+static const char *type_name(VkPhysicalDeviceType type)
+{
+	switch (type) {
+	case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+	case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+	case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+	case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+	default: return "other";
+	}
+}
+
+/* Preference order: discrete, integrated, virtual, CPU (lavapipe), anything else. */
+static int type_rank(VkPhysicalDeviceType type)
+{
+	switch (type) {
+	case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+	case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+	case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+	case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
+	default: return 0;
+	}
+}
+
+static bool has_device_ext(VkPhysicalDevice pd, const char *name)
+{
+	uint32_t count = 0;
+	if (vkEnumerateDeviceExtensionProperties(pd, NULL, &count, NULL) != VK_SUCCESS)
+		return false;
+	VkExtensionProperties *exts = calloc(count ? count : 1, sizeof(*exts));
+	bool found = false;
+	if (exts && vkEnumerateDeviceExtensionProperties(pd, NULL, &count, exts) == VK_SUCCESS)
+		for (uint32_t i = 0; i < count && !found; i++)
+			found = strcmp(exts[i].extensionName, name) == 0;
+	free(exts);
+	return found;
+}
+
+/* A compute-capable queue family, preferring one without graphics (a dedicated compute
+ * queue does not share its time with rendering); -1 when there is none. */
+static int find_compute_family(VkPhysicalDevice pd)
+{
+	uint32_t count = 0;
+	vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, NULL);
+	VkQueueFamilyProperties *fams = calloc(count ? count : 1, sizeof(*fams));
+	int best = -1;
+	if (!fams)
+		return -1;
+	vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, fams);
+	for (uint32_t i = 0; i < count; i++) {
+		if (!(fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || fams[i].queueCount == 0)
+			continue;
+		if (best < 0 || !(fams[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) {
+			if (best < 0 || (fams[best].queueFlags & VK_QUEUE_GRAPHICS_BIT))
+				best = (int)i;
+		}
+	}
+	free(fams);
+	return best;
+}
+
+/* Why a device cannot run vkreduce at all, or NULL if it can. */
+static const char *unusable_reason(VkPhysicalDevice pd)
+{
+	VkPhysicalDeviceProperties props;
+	vkGetPhysicalDeviceProperties(pd, &props);
+	if (props.apiVersion < VK_API_VERSION_1_2)
+		return "Vulkan 1.2 needed";
+	VkPhysicalDeviceVulkan12Features f12 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+	};
+	VkPhysicalDeviceFeatures2 f = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+					.pNext = &f12 };
+	vkGetPhysicalDeviceFeatures2(pd, &f);
+	if (!f12.timelineSemaphore)
+		return "no timeline semaphores";
+	if (!f12.bufferDeviceAddress)
+		return "no buffer device address";
+	if (!f12.scalarBlockLayout)
+		return "no scalar block layout";
+	if (find_compute_family(pd) < 0)
+		return "no compute queue";
+	return NULL;
+}
+
+static bool name_matches(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+	for (const char *p = name; *p; p++)
+		if (strncasecmp(p, want, n) == 0)
+			return true;
+	return false;
+}
+
+static int pick_device(struct gpu *gpu, const char *want, char *err, size_t err_size)
+{
+	uint32_t count = 0;
+	VkResult r = vkEnumeratePhysicalDevices(gpu->instance, &count, NULL);
+	if (r != VK_SUCCESS || count == 0) {
+		set_err(err, err_size, "no Vulkan device found (install a driver; for the CPU "
+			"implementation, Debian's mesa-vulkan-drivers)");
+		return -ENODEV;
+	}
+	VkPhysicalDevice *pds = calloc(count, sizeof(*pds));
+	if (!pds)
+		return -ENOMEM;
+	r = vkEnumeratePhysicalDevices(gpu->instance, &count, pds);
+	if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+		free(pds);
+		set_err(err, err_size, "vkEnumeratePhysicalDevices failed (VkResult %d)", r);
+		return -ENODEV;
+	}
+
+	int chosen = -1;
+	char *end = NULL;
+	long index = want && *want ? strtol(want, &end, 10) : -1;
+	bool by_index = want && *want && end && *end == '\0';
+	for (uint32_t i = 0; i < count; i++) {
+		VkPhysicalDeviceProperties p;
+		vkGetPhysicalDeviceProperties(pds[i], &p);
+		const char *why = unusable_reason(pds[i]);
+		if (want && *want) {
+			bool match = by_index ? index == (long)i : name_matches(p.deviceName, want);
+			if (!match)
+				continue;
+			if (why) {
+				set_err(err, err_size, "device %u \"%s\" was requested but cannot be used: %s",
+					i, p.deviceName, why);
+				free(pds);
+				return -ENODEV;
+			}
+			chosen = (int)i;
+			snprintf(gpu->info.choice_reason, sizeof(gpu->info.choice_reason),
+				 "requested by %s \"%s\"", by_index ? "index" : "name", want);
+			break;
+		}
+		if (why)
+			continue;
+		if (chosen < 0) {
+			chosen = (int)i;
+			continue;
+		}
+		VkPhysicalDeviceProperties best;
+		vkGetPhysicalDeviceProperties(pds[chosen], &best);
+		if (type_rank(p.deviceType) > type_rank(best.deviceType))
+			chosen = (int)i;
+	}
+	if (chosen < 0) {
+		if (want && *want)
+			set_err(err, err_size, "no Vulkan device matches \"%s\" (%u device%s present)",
+				want, count, count == 1 ? "" : "s");
+		else
+			set_err(err, err_size, "none of the %u Vulkan device%s supports what vkreduce "
+				"needs (Vulkan 1.2, timeline semaphores, buffer device address)",
+				count, count == 1 ? "" : "s");
+		free(pds);
+		return -ENODEV;
+	}
+	gpu->physical = pds[chosen];
+	gpu->info.device_index = (uint32_t)chosen;
+	if (!(want && *want)) {
+		VkPhysicalDeviceProperties p;
+		vkGetPhysicalDeviceProperties(gpu->physical, &p);
+		snprintf(gpu->info.choice_reason, sizeof(gpu->info.choice_reason),
+			 "best of %u device%s (%s preferred: discrete > integrated > virtual > cpu)",
+			 count, count == 1 ? "" : "s", type_name(p.deviceType));
+	}
+	free(pds);
+	return 0;
+}
+
+static void read_info(struct gpu *gpu)
+{
+	struct gpu_info *info = &gpu->info;
+	VkPhysicalDeviceProperties base;
+	vkGetPhysicalDeviceProperties(gpu->physical, &base);
+	VkPhysicalDeviceSubgroupProperties sub = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+	};
+	VkPhysicalDeviceDriverProperties drv = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+	};
+	VkPhysicalDeviceMaintenance3Properties m3 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+	};
+	VkPhysicalDeviceMaintenance4Properties m4 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_PROPERTIES,
+	};
+	VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT,
+	};
+	VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV,
+	};
+	VkPhysicalDeviceProperties2 props = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
+	/* Chain only the structures this device knows (maintenance4 is core from 1.3). */
+	void *chain = NULL;
+#define CHAIN(s) ((s).pNext = chain, chain = &(s))
+	CHAIN(sub);
+	CHAIN(drv);
+	CHAIN(m3);
+	if (base.apiVersion >= VK_API_VERSION_1_3)
+		CHAIN(m4);
+	if (gpu->has_host_import_ext)
+		CHAIN(host);
+	if (gpu->has_sm_builtins)
+		CHAIN(sm);
+#undef CHAIN
+	props.pNext = chain;
+	vkGetPhysicalDeviceProperties2(gpu->physical, &props);
+	const VkPhysicalDeviceProperties *p = &props.properties;
+
+	snprintf(info->name, sizeof(info->name), "%s", p->deviceName);
+	info->type = type_name(p->deviceType);
+	info->vendor_id = p->vendorID;
+	info->device_id = p->deviceID;
+	info->api_version = p->apiVersion;
+	snprintf(info->driver, sizeof(info->driver), "%.120s%s%.120s", drv.driverName,
+		 drv.driverInfo[0] ? " " : "", drv.driverInfo);
+	info->subgroup_size = sub.subgroupSize;
+	info->max_storage_buffer_range = p->limits.maxStorageBufferRange;
+	info->max_workgroup_count_x = p->limits.maxComputeWorkGroupCount[0];
+	info->max_allocation_size = m3.maxMemoryAllocationSize;
+	info->max_buffer_size = base.apiVersion >= VK_API_VERSION_1_3 ? m4.maxBufferSize
+								       : m3.maxMemoryAllocationSize;
+	info->host_import = gpu->has_host_import_ext;
+	info->host_import_alignment = gpu->has_host_import_ext ? host.minImportedHostPointerAlignment : 0;
+	info->timestamp_period_ns = p->limits.timestampPeriod;
+
+	VkPhysicalDeviceFeatures f;
+	vkGetPhysicalDeviceFeatures(gpu->physical, &f);
+	info->shader_float64 = f.shaderFloat64;
+	info->shader_int64 = f.shaderInt64;
+
+	/* Pass 1 of a reduction runs enough workgroups to fill the device and no more: with
+	 * too few the memory system idles (the seeds' 512 workgroups read 1.3 TB/s on the H200,
+	 * 1024 read 2.5 TB/s); more only lengthen pass 2. NVIDIA tells its SM count; elsewhere
+	 * the device type decides. VKR_REDUCE_WORKGROUPS overrides, for tuning. */
+	uint32_t wgs;
+	if (gpu->has_sm_builtins && sm.shaderSMCount > 0)
+		wgs = sm.shaderSMCount * (sm.shaderWarpsPerSM * 32 / 256) * 2;
+	else if (p->deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU)
+		wgs = 2048;
+	else if (p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		wgs = (uint32_t)(cpus > 0 ? cpus : 1) * 4;
+	} else
+		wgs = 256;
+	const char *override = getenv("VKR_REDUCE_WORKGROUPS");
+	if (override && atoi(override) > 0)
+		wgs = (uint32_t)atoi(override);
+	if (wgs > 4096)
+		wgs = 4096;
+	if (wgs > info->max_workgroup_count_x)
+		wgs = info->max_workgroup_count_x;
+	info->reduce_workgroups = wgs ? wgs : 1;
+	info->scan_workgroups = info->max_workgroup_count_x < 65535 ? info->max_workgroup_count_x : 65535;
+}
+
+static int create_device(struct gpu *gpu, char *err, size_t err_size)
+{
+	gpu->queue_family = (uint32_t)find_compute_family(gpu->physical);
+	const float priority = 1.0f;
+	const VkDeviceQueueCreateInfo qi = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+		.queueFamilyIndex = gpu->queue_family,
+		.queueCount = 1,
+		.pQueuePriorities = &priority,
+	};
+	const char *exts[2];
+	uint32_t ext_count = 0;
+	if (gpu->has_host_import_ext) {
+		exts[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+	}
+	if (gpu->has_sm_builtins)
+		exts[ext_count++] = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+
+	VkPhysicalDeviceFeatures supported;
+	vkGetPhysicalDeviceFeatures(gpu->physical, &supported);
+	VkPhysicalDeviceVulkan12Features f12 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+		.timelineSemaphore = VK_TRUE,
+		.bufferDeviceAddress = VK_TRUE,
+		.scalarBlockLayout = VK_TRUE,
+	};
+	VkPhysicalDeviceFeatures2 features = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &f12,
+		.features = {
+			.shaderFloat64 = supported.shaderFloat64,
+			.shaderInt64 = supported.shaderInt64,
+		},
+	};
+	const VkDeviceCreateInfo di = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+		.pNext = &features,
+		.queueCreateInfoCount = 1,
+		.pQueueCreateInfos = &qi,
+		.enabledExtensionCount = ext_count,
+		.ppEnabledExtensionNames = exts,
+	};
+	VkResult r = vkCreateDevice(gpu->physical, &di, NULL, &gpu->device);
+	if (r != VK_SUCCESS) {
+		set_err(err, err_size, "vkCreateDevice on \"%s\" failed (VkResult %d)", gpu->info.name, r);
+		return gpu_errno_from_vk(r);
+	}
+	vkGetDeviceQueue(gpu->device, gpu->queue_family, 0, &gpu->queue);
+
+	const VkSemaphoreTypeCreateInfo ti = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+		.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+		.initialValue = 0,
+	};
+	const VkSemaphoreCreateInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti };
+	r = vkCreateSemaphore(gpu->device, &si, NULL, &gpu->timeline);
+	if (r != VK_SUCCESS) {
+		set_err(err, err_size, "cannot create the timeline semaphore (VkResult %d)", r);
+		return gpu_errno_from_vk(r);
+	}
+
+	VkQueueFamilyProperties fams[64];
+	uint32_t fam_count = 64;
+	vkGetPhysicalDeviceQueueFamilyProperties(gpu->physical, &fam_count, fams);
+	if (gpu->queue_family < fam_count && fams[gpu->queue_family].timestampValidBits == 0)
+		gpu->info.timestamp_period_ns = 0;
+	gpu->timestamp_valid_bits = gpu->queue_family < fam_count ? fams[gpu->queue_family].timestampValidBits : 0;
+	return 0;
+}
+
+static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
+{
+	const VkPushConstantRange range = {
+		.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+		.offset = 0,
+		.size = GPU_PUSH_CONSTANT_BYTES,
+	};
+	const VkPipelineLayoutCreateInfo li = {
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+		.pushConstantRangeCount = 1,
+		.pPushConstantRanges = &range,
+	};
+	VkResult r = vkCreatePipelineLayout(gpu->device, &li, NULL, &gpu->layout);
+	if (r != VK_SUCCESS) {
+		set_err(err, err_size, "cannot create the pipeline layout (VkResult %d)", r);
+		return gpu_errno_from_vk(r);
+	}
+	gpu->pipeline_count = kern_pipeline_count();
+	gpu->pipelines = calloc(gpu->pipeline_count, sizeof(*gpu->pipelines));
+	gpu->modules = calloc(gpu->pipeline_count, sizeof(*gpu->modules));
+	if (!gpu->pipelines || !gpu->modules)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < gpu->pipeline_count; i++) {
+		const struct kern_pipeline_source *src = kern_pipeline_source(i);
+		if ((src->needs_float64 && !gpu->info.shader_float64) ||
+		    (src->needs_int64 && !gpu->info.shader_int64))
+			continue; /* the dtype is refused by kern_validate on this device */
+		/* Variants of one module share it; find an earlier pipeline with the same code. */
+		VkShaderModule module = VK_NULL_HANDLE;
+		for (size_t j = 0; j < i && !module; j++)
+			if (gpu->modules[j] && kern_pipeline_source(j)->code == src->code)
+				module = gpu->modules[j];
+		if (!module) {
+			const VkShaderModuleCreateInfo mi = {
+				.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+				.codeSize = src->size,
+				.pCode = src->code,
+			};
+			r = vkCreateShaderModule(gpu->device, &mi, NULL, &module);
+			if (r != VK_SUCCESS) {
+				set_err(err, err_size, "cannot load shader %s (VkResult %d)", src->name, r);
+				return gpu_errno_from_vk(r);
+			}
+			gpu->modules[i] = module; /* owned by the first pipeline that uses it */
+		}
+		const VkSpecializationMapEntry entries[2] = {
+			{ .constantID = 0, .offset = 0, .size = 4 },
+			{ .constantID = 1, .offset = 4, .size = 4 },
+		};
+		const VkSpecializationInfo spec = {
+			.mapEntryCount = 2,
+			.pMapEntries = entries,
+			.dataSize = sizeof(src->spec),
+			.pData = src->spec,
+		};
+		const VkComputePipelineCreateInfo pi = {
+			.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+			.stage = {
+				.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+				.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+				.module = module,
+				.pName = "main",
+				.pSpecializationInfo = &spec,
+			},
+			.layout = gpu->layout,
+		};
+		r = vkCreateComputePipelines(gpu->device, VK_NULL_HANDLE, 1, &pi, NULL, &gpu->pipelines[i]);
+		if (r != VK_SUCCESS) {
+			set_err(err, err_size, "cannot build pipeline %s (VkResult %d)", src->name, r);
+			return gpu_errno_from_vk(r);
+		}
+	}
+	return 0;
+}
+
+int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, size_t err_size)
+{
+	struct gpu_config defaults = { 0 };
+	if (!config)
+		config = &defaults;
+	struct gpu *gpu = calloc(1, sizeof(*gpu));
+	if (!gpu) {
+		set_err(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	atomic_init(&gpu->validation_messages, 0);
+	atomic_init(&gpu->lost, false);
+	bool validation = config->validation || env_flag("VKR_VALIDATION");
+	const char *want = config->device ? config->device : getenv("VKR_DEVICE");
+	int rc = create_instance(gpu, validation, err, err_size);
+	if (rc < 0)
+		goto fail;
+	rc = pick_device(gpu, want, err, err_size);
+	if (rc < 0)
+		goto fail;
+	gpu->has_host_import_ext = has_device_ext(gpu->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
+				   !env_flag("VKR_NO_HOST_IMPORT");
+	gpu->has_sm_builtins = has_device_ext(gpu->physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+	read_info(gpu);
+	rc = create_device(gpu, err, err_size);
+	if (rc < 0)
+		goto fail;
+	rc = gpu_memory_init(gpu);
+	if (rc < 0) {
+		set_err(err, err_size, "\"%s\" has no host-visible memory type", gpu->info.name);
+		goto fail;
+	}
+	rc = gpu_cmd_pool_init(gpu);
+	if (rc < 0) {
+		set_err(err, err_size, "cannot create the command pool");
+		goto fail;
+	}
+	rc = create_pipelines(gpu, err, err_size);
+	if (rc < 0)
+		goto fail;
+	if (config->verbose)
+		fprintf(stderr, "vkreduce: using device %u \"%s\" (%s, %s): %s\n",
+			gpu->info.device_index, gpu->info.name, gpu->info.type, gpu->info.driver,
+			gpu->info.choice_reason);
+	*out = gpu;
+	return 0;
+fail:
+	gpu_destroy(gpu);
+	return rc;
+}
+
+void gpu_destroy(struct gpu *gpu)
+{
+	if (!gpu)
+		return;
+	if (gpu->device) {
+		vkDeviceWaitIdle(gpu->device);
+		gpu_cmd_pool_finish(gpu);
+		for (size_t i = 0; i < gpu->pipeline_count; i++) {
+			if (gpu->pipelines && gpu->pipelines[i])
+				vkDestroyPipeline(gpu->device, gpu->pipelines[i], NULL);
+			if (gpu->modules && gpu->modules[i])
+				vkDestroyShaderModule(gpu->device, gpu->modules[i], NULL);
+		}
+		if (gpu->layout)
+			vkDestroyPipelineLayout(gpu->device, gpu->layout, NULL);
+		if (gpu->timeline)
+			vkDestroySemaphore(gpu->device, gpu->timeline, NULL);
+		vkDestroyDevice(gpu->device, NULL);
+	}
+	free(gpu->pipelines);
+	free(gpu->modules);
+	if (gpu->messenger) {
+		PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)
+			vkGetInstanceProcAddr(gpu->instance, "vkDestroyDebugUtilsMessengerEXT");
+		if (destroy)
+			destroy(gpu->instance, gpu->messenger, NULL);
+	}
+	if (gpu->instance)
+		vkDestroyInstance(gpu->instance, NULL);
+	free(gpu);
+}
+
+const struct gpu_info *gpu_get_info(const struct gpu *gpu)
+{
+	return &gpu->info;
+}
+
+bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype)
+{
+	switch (dtype) {
+	case VKR_DTYPE_F32:
+	case VKR_DTYPE_I32:
+	case VKR_DTYPE_U32:
+		return true;
+	case VKR_DTYPE_F64:
+		return gpu->info.shader_float64;
+	case VKR_DTYPE_I64:
+	case VKR_DTYPE_U64:
+		return gpu->info.shader_int64;
+	default:
+		return false;
+	}
+}
+
+uint64_t gpu_validation_messages(const struct gpu *gpu)
+{
+	return atomic_load(&((struct gpu *)gpu)->validation_messages);
+}
+
+VkPipeline gpu_pipeline(struct gpu *gpu, uint32_t index)
+{
+	return index < gpu->pipeline_count ? gpu->pipelines[index] : VK_NULL_HANDLE;
+}
+
+VkPipelineLayout gpu_pipeline_layout(struct gpu *gpu)
+{
+	return gpu->layout;
+}
+
+int gpu_wait(struct gpu *gpu, uint64_t value, uint64_t timeout_ns)
+{
+	const VkSemaphoreWaitInfo wi = {
+		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+		.semaphoreCount = 1,
+		.pSemaphores = &gpu->timeline,
+		.pValues = &value,
+	};
+	VkResult r = vkWaitSemaphores(gpu->device, &wi, timeout_ns);
+	if (r == VK_SUCCESS)
+		return 0;
+	if (r == VK_TIMEOUT)
+		return -ETIMEDOUT;
+	atomic_store(&gpu->lost, true);
+	return -EIO;
+}
+
+uint64_t gpu_completed_value(struct gpu *gpu)
+{
+	uint64_t value = 0;
+	if (vkGetSemaphoreCounterValue(gpu->device, gpu->timeline, &value) != VK_SUCCESS) {
+		atomic_store(&gpu->lost, true);
+		return 0;
+	}
+	return value;
+}
+
+uint64_t gpu_last_submitted_value(const struct gpu *gpu)
+{
+	return gpu->last_submitted;
+}
+
+bool gpu_is_lost(const struct gpu *gpu)
+{
+	return atomic_load(&((struct gpu *)gpu)->lost);
+}

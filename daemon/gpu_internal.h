@@ -1,0 +1,66 @@
+/*
+ * gpu_internal.h: the engine's device state, shared by gpu.c, gpu_memory.c and gpu_cmd.c
+ * and by nothing outside the engine.
+ */
+#ifndef VKR_GPU_INTERNAL_H
+#define VKR_GPU_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "gpu.h"
+
+/* Push constants of every kernel fit in this many bytes (the minimum any device offers is
+ * 128). */
+#define GPU_PUSH_CONSTANT_BYTES 64
+
+struct gpu_cmd {
+	VkCommandBuffer handle; /* owned by the pool */
+	VkQueryPool timestamps; /* owned: 2 queries, begin and end; may be VK_NULL_HANDLE */
+	uint64_t value;         /* timeline value signalled when it completes, 0 before submit */
+	struct gpu_cmd *next;   /* free list link */
+};
+
+struct gpu {
+	VkInstance instance;
+	VkDebugUtilsMessengerEXT messenger; /* may be VK_NULL_HANDLE */
+	VkPhysicalDevice physical;
+	VkDevice device;
+	VkQueue queue;
+	uint32_t queue_family;
+	uint32_t timestamp_valid_bits;
+	VkSemaphore timeline;
+	uint64_t last_submitted; /* loop thread only */
+	bool has_host_import_ext;
+	bool has_sm_builtins;
+	struct gpu_info info;
+
+	/* Memory type index per gpu_memory_kind, and the import type bits. */
+	uint32_t memory_type[3];
+	VkPhysicalDeviceMemoryProperties memory_props;
+
+	VkCommandPool cmd_pool;
+	struct gpu_cmd *free_cmds; /* recycled command buffers */
+	struct gpu_cmd **all_cmds; /* every gpu_cmd ever created, for teardown */
+	size_t all_cmd_count, all_cmd_cap;
+
+	VkPipelineLayout layout;
+	VkPipeline *pipelines;   /* owned; kern_pipeline_count() entries, NULL if unsupported */
+	VkShaderModule *modules; /* owned; one per distinct code, at the first pipeline using it */
+	size_t pipeline_count;
+
+	atomic_uint_fast64_t validation_messages;
+	atomic_bool lost;
+};
+
+/* Converts a VkResult to 0 or a negative errno (device lost and unknown errors -> -EIO). */
+int gpu_errno_from_vk(VkResult result);
+
+/* Fault injection for tests (VKR_FAULT_SUBMIT_EVERY=N: every Nth submit fails as if the
+ * device were lost). Returns whether this submit should fail. */
+bool gpu_fault_should_fail_submit(void);
+
+int gpu_memory_init(struct gpu *gpu);
+int gpu_cmd_pool_init(struct gpu *gpu);
+void gpu_cmd_pool_finish(struct gpu *gpu);
+
+#endif /* VKR_GPU_INTERNAL_H */

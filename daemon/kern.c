@@ -1,0 +1,328 @@
+/*
+ * kern.c: plans reductions and scans and records their dispatches.
+ *
+ * The pipeline table: every (kernel, dtype, op[, exclusive]) has one pipeline, compiled
+ * from the embedded SPIR-V with the op as a specialization constant.
+ */
+#include "kern.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu_internal.h"
+#include "shaders.h"
+
+#define WG_SIZE 256u
+#define SCAN_SLOTS 512u
+#define SCALAR_OPS 4 /* sum, prod, min, max: the ops with a pipeline per dtype */
+
+enum {
+	PIPE_REDUCE = 0,                                        /* + dtype * 4 + op */
+	PIPE_COUNT = PIPE_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + dtype */
+	PIPE_SCAN_REDUCE = PIPE_COUNT + VKR_DTYPE_COUNT_,       /* + dtype * 4 + op */
+	PIPE_SCAN_TOTALS = PIPE_SCAN_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
+	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
+	PIPE_TOTAL = PIPE_SCAN_APPLY + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
+};
+
+#define DTYPE_TABLE(kernel)                                                                        \
+	{ spv_##kernel##_f32, spv_##kernel##_f64, spv_##kernel##_i32,                               \
+	  spv_##kernel##_u32, spv_##kernel##_i64, spv_##kernel##_u64 }
+#define DTYPE_SIZES(kernel)                                                                        \
+	{ &spv_##kernel##_f32_size, &spv_##kernel##_f64_size, &spv_##kernel##_i32_size,             \
+	  &spv_##kernel##_u32_size, &spv_##kernel##_i64_size, &spv_##kernel##_u64_size }
+
+enum { K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_KERNELS };
+static const char *const kernel_names[K_KERNELS] = {
+	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply",
+};
+static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
+	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
+	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply),
+};
+static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
+	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
+	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply),
+};
+
+static struct kern_pipeline_source sources[PIPE_TOTAL];
+static char source_names[PIPE_TOTAL][40];
+
+static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uint32_t exclusive)
+{
+	struct kern_pipeline_source *s = &sources[index];
+	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
+	static const char *const op_names[] = { "sum", "prod", "min", "max" };
+	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s", kernel_names[kernel],
+		 dtype_names[dtype], kernel == K_COUNT ? "" : "_", kernel == K_COUNT ? "" : op_names[op],
+		 exclusive ? "_excl" : "");
+	s->name = source_names[index];
+	s->code = kernel_code[kernel][dtype];
+	s->size = *kernel_size[kernel][dtype];
+	s->spec[0] = op;
+	s->spec[1] = exclusive;
+	s->needs_float64 = dtype == VKR_DTYPE_F64;
+	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64;
+}
+
+size_t kern_pipeline_count(void)
+{
+	return PIPE_TOTAL;
+}
+
+const struct kern_pipeline_source *kern_pipeline_source(size_t index)
+{
+	if (index >= PIPE_TOTAL)
+		return NULL;
+	if (!sources[index].code) {
+		/* Filled on first use; the engine's first caller is the single loop thread. */
+		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+			for (unsigned op = 0; op < SCALAR_OPS; op++) {
+				describe(PIPE_REDUCE + d * SCALAR_OPS + op, K_REDUCE, d, op, 0);
+				describe(PIPE_SCAN_REDUCE + d * SCALAR_OPS + op, K_SCAN_REDUCE, d, op, 0);
+				describe(PIPE_SCAN_TOTALS + d * SCALAR_OPS + op, K_SCAN_TOTALS, d, op, 0);
+				for (unsigned e = 0; e < 2; e++)
+					describe(PIPE_SCAN_APPLY + (d * SCALAR_OPS + op) * 2 + e,
+						 K_SCAN_APPLY, d, op, e);
+			}
+			describe(PIPE_COUNT + d, K_COUNT, d, 0, 0);
+		}
+	}
+	return &sources[index];
+}
+
+static uint64_t dtype_size(vkr_dtype dtype)
+{
+	return dtype == VKR_DTYPE_F64 || dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 ? 8 : 4;
+}
+
+static uint64_t align16(uint64_t x)
+{
+	return (x + 15) & ~(uint64_t)15;
+}
+
+/* ---- planning: what a job dispatches, as a pure function of the job and the device ---- */
+
+struct reduce_plan {
+	uint64_t head;  /* scalar elements before the first 16-byte aligned element */
+	uint64_t nvec;  /* whole 16-byte vectors after them */
+	uint32_t groups; /* workgroups of pass 0 */
+};
+
+static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_job *job)
+{
+	struct reduce_plan p;
+	uint64_t size = dtype_size(job->dtype);
+	uint64_t per_vec = 16 / size;
+	uint64_t misalign = job->src % 16;
+	p.head = misalign ? (16 - misalign) / size : 0;
+	if (p.head > job->n)
+		p.head = job->n;
+	p.nvec = (job->n - p.head) / per_vec;
+	/* Enough workgroups that each invocation folds at least 4 vectors, up to the device's
+	 * fixed count: small arrays do not pay for idle workgroups in pass 0 or pass 1. */
+	uint64_t want = (p.nvec + WG_SIZE * 4 - 1) / (WG_SIZE * 4);
+	if (want < 1)
+		want = 1;
+	p.groups = want < gpu->info.reduce_workgroups ? (uint32_t)want : gpu->info.reduce_workgroups;
+	return p;
+}
+
+static uint64_t scan_tiles(const struct kern_job *job)
+{
+	uint64_t tile = SCAN_SLOTS * (16 / dtype_size(job->dtype));
+	return (job->n + tile - 1) / tile;
+}
+
+static uint32_t scan_groups(const struct gpu *gpu, uint64_t tiles)
+{
+	uint64_t max = gpu->info.scan_workgroups;
+	return (uint32_t)(tiles < max ? tiles : max);
+}
+
+uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
+{
+	if (job->kind == KERN_REDUCE) {
+		uint64_t acc = job->op == VKR_OP_COUNT ? 4 : dtype_size(job->dtype);
+		return align16(plan_reduce(gpu, job).groups * acc);
+	}
+	return align16(scan_tiles(job) * dtype_size(job->dtype));
+}
+
+int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size)
+{
+	char dummy[1];
+	if (!msg) {
+		msg = dummy;
+		msg_size = sizeof(dummy);
+	}
+	if ((unsigned)job->dtype >= VKR_DTYPE_COUNT_) {
+		snprintf(msg, msg_size, "dtype: unknown");
+		return -EINVAL;
+	}
+	if ((unsigned)job->op >= VKR_OP_COUNT_ || (job->kind == KERN_SCAN && job->op == VKR_OP_COUNT) ||
+	    (job->kind != KERN_SCAN && job->kind != KERN_REDUCE)) {
+		snprintf(msg, msg_size, "op: not valid for %s", job->kind == KERN_SCAN ? "scan" : "reduce");
+		return -EINVAL;
+	}
+	if (job->op == VKR_OP_COUNT && (unsigned)job->cmp >= VKR_CMP_COUNT_) {
+		snprintf(msg, msg_size, "cmp: unknown comparison");
+		return -EINVAL;
+	}
+	if (!gpu_supports_dtype(gpu, job->dtype)) {
+		snprintf(msg, msg_size, "dtype: this device (%s) has no %s support", gpu->info.name,
+			 job->dtype == VKR_DTYPE_F64 ? "shaderFloat64" : "shaderInt64");
+		return -ENOTSUP;
+	}
+	if (job->n > KERN_MAX_ELEMENTS) {
+		snprintf(msg, msg_size, "count: %llu elements exceed the limit of %llu per request",
+			 (unsigned long long)job->n, (unsigned long long)KERN_MAX_ELEMENTS);
+		return -E2BIG;
+	}
+	if (job->kind == KERN_REDUCE && job->n == 0 && (job->op == VKR_OP_MIN || job->op == VKR_OP_MAX)) {
+		snprintf(msg, msg_size, "src: %s of an empty array is undefined",
+			 job->op == VKR_OP_MIN ? "min" : "max");
+		return -EINVAL;
+	}
+	uint64_t size = dtype_size(job->dtype);
+	if (job->src % size || (job->kind == KERN_SCAN && job->dst % size) ||
+	    (job->kind == KERN_REDUCE && job->dst % 8) || job->scratch % 16) {
+		snprintf(msg, msg_size, "offset: addresses must be aligned to the element size");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- recording ---------------------------------------------------------------------- */
+
+struct reduce_params {
+	uint32_t src[2], src_vec[2], dst[2], cmp_bits[2];
+	uint32_t n, head, nvec, pass_index, cmp;
+};
+
+struct scan_params {
+	uint32_t src[2], dst[2], totals[2];
+	uint32_t n, tiles;
+};
+
+_Static_assert(sizeof(struct reduce_params) <= GPU_PUSH_CONSTANT_BYTES, "push constants");
+_Static_assert(sizeof(struct scan_params) <= GPU_PUSH_CONSTANT_BYTES, "push constants");
+
+static void split(uint32_t out[2], uint64_t address)
+{
+	out[0] = (uint32_t)address;
+	out[1] = (uint32_t)(address >> 32);
+}
+
+struct recorder {
+	struct gpu *gpu;
+	VkCommandBuffer cb;
+	VkPipeline bound;
+};
+
+static void dispatch(struct recorder *rec, uint32_t pipeline, const void *params, uint32_t size,
+		     uint32_t groups)
+{
+	VkPipeline p = gpu_pipeline(rec->gpu, pipeline);
+	if (p != rec->bound) {
+		vkCmdBindPipeline(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
+		rec->bound = p;
+	}
+	vkCmdPushConstants(rec->cb, gpu_pipeline_layout(rec->gpu), VK_SHADER_STAGE_COMPUTE_BIT, 0, size,
+			   params);
+	vkCmdDispatch(rec->cb, groups, 1, 1);
+}
+
+static unsigned job_phases(const struct kern_job *job)
+{
+	if (job->kind == KERN_REDUCE)
+		return 2;
+	return job->n ? 3 : 0;
+}
+
+static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
+{
+	struct reduce_plan plan = plan_reduce(rec->gpu, job);
+	struct reduce_params p = { 0 };
+	uint32_t pipe = job->op == VKR_OP_COUNT ? PIPE_COUNT + job->dtype
+						: PIPE_REDUCE + job->dtype * SCALAR_OPS + job->op;
+	if (phase == 0) {
+		split(p.src, job->src);
+		split(p.src_vec, job->src + plan.head * dtype_size(job->dtype));
+		split(p.dst, job->scratch);
+		split(p.cmp_bits, job->cmp_value.u64);
+		if (dtype_size(job->dtype) == 4)
+			p.cmp_bits[1] = 0; /* 32-bit values live in the low word of the union */
+		p.n = (uint32_t)job->n;
+		p.head = (uint32_t)plan.head;
+		p.nvec = (uint32_t)plan.nvec;
+		p.pass_index = 0;
+		p.cmp = job->cmp;
+		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
+	} else {
+		split(p.src, job->scratch);
+		split(p.dst, job->dst);
+		p.n = plan.groups;
+		p.pass_index = 1;
+		dispatch(rec, pipe, &p, sizeof(p), 1);
+	}
+}
+
+static void record_scan_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
+{
+	uint64_t tiles = scan_tiles(job);
+	struct scan_params p = { 0 };
+	split(p.src, job->src);
+	split(p.dst, job->dst);
+	split(p.totals, job->scratch);
+	p.n = (uint32_t)job->n;
+	p.tiles = (uint32_t)tiles;
+	uint32_t slot = job->dtype * SCALAR_OPS + job->op;
+	if (phase == 0)
+		dispatch(rec, PIPE_SCAN_REDUCE + slot, &p, sizeof(p), scan_groups(rec->gpu, tiles));
+	else if (phase == 1)
+		dispatch(rec, PIPE_SCAN_TOTALS + slot, &p, sizeof(p), 1);
+	else
+		dispatch(rec, PIPE_SCAN_APPLY + slot * 2 + (job->exclusive ? 1 : 0), &p, sizeof(p),
+			 scan_groups(rec->gpu, tiles));
+}
+
+void kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count)
+{
+	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
+	/* Phase by phase across all jobs: one barrier per phase, whatever the batch size. */
+	for (unsigned phase = 0; phase < 3; phase++) {
+		bool any = false;
+		for (size_t i = 0; i < count; i++) {
+			if (phase >= job_phases(&jobs[i]))
+				continue;
+			if (!any && phase > 0)
+				gpu_cmd_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+						VK_ACCESS_SHADER_WRITE_BIT,
+						VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+						VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+			any = true;
+			if (jobs[i].kind == KERN_REDUCE)
+				record_reduce_phase(&rec, &jobs[i], phase);
+			else
+				record_scan_phase(&rec, &jobs[i], phase);
+		}
+		if (!any)
+			break;
+	}
+}
+
+vkr_value kern_result_decode(const struct kern_job *job, const void *slot)
+{
+	vkr_value v;
+	memset(&v, 0, sizeof(v));
+	if (job->kind == KERN_REDUCE && job->op == VKR_OP_COUNT) {
+		uint32_t c;
+		memcpy(&c, slot, sizeof(c));
+		v.u64 = c;
+	} else {
+		memcpy(&v, slot, dtype_size(job->dtype));
+	}
+	return v;
+}

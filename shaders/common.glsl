@@ -1,0 +1,115 @@
+// common.glsl: element types, operators and neutrals shared by every kernel.
+//
+// Each kernel is compiled once per dtype (DTYPE_F32 ... DTYPE_U64 defined by meson); the
+// operation is the specialization constant OP, so the driver folds the switch away and the
+// inner loops carry no branch on the operator. Buffers are reached through device addresses
+// (GL_EXT_buffer_reference) passed in push constants: no descriptor sets, and no
+// maxStorageBufferRange limit on how large one array can be.
+
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_EXT_scalar_block_layout : require
+
+#if defined(DTYPE_I64) || defined(DTYPE_U64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
+
+// OP values match vkr_op: 0 sum, 1 prod, 2 min, 3 max.
+layout(constant_id = 0) const uint OP = 0;
+
+#define WG_SIZE 256
+
+#if defined(DTYPE_F32)
+#define T float
+#define VT vec4
+#define VEC 4
+#elif defined(DTYPE_F64)
+#define T double
+#define VT dvec2
+#define VEC 2
+#elif defined(DTYPE_I32)
+#define T int
+#define VT ivec4
+#define VEC 4
+#elif defined(DTYPE_U32)
+#define T uint
+#define VT uvec4
+#define VEC 4
+#elif defined(DTYPE_I64)
+#define T int64_t
+#define VT i64vec2
+#define VEC 2
+#elif defined(DTYPE_U64)
+#define T uint64_t
+#define VT u64vec2
+#define VEC 2
+#else
+#error "no DTYPE_ defined"
+#endif
+
+#if defined(DTYPE_F64) || defined(DTYPE_I64) || defined(DTYPE_U64)
+#define ELEM_ALIGN 8
+#else
+#define ELEM_ALIGN 4
+#endif
+
+layout(buffer_reference, scalar, buffer_reference_align = ELEM_ALIGN) buffer Elems { T v[]; };
+layout(buffer_reference, scalar, buffer_reference_align = 16) readonly buffer Vecs { VT v[]; };
+
+// NaN tests on the bits: a compiler allowed to assume no NaNs cannot fold these away, and
+// min/max must propagate NaN exactly as numpy does.
+#if defined(DTYPE_F32)
+bool is_nan(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }
+T value_from_bits(uvec2 b) { return uintBitsToFloat(b.x); }
+#define POS_LIMIT uintBitsToFloat(0x7f800000u) // +inf
+#define NEG_LIMIT uintBitsToFloat(0xff800000u) // -inf
+#elif defined(DTYPE_F64)
+bool is_nan(double x)
+{
+	uvec2 b = unpackDouble2x32(x);
+	uint hi = b.y & 0x7fffffffu;
+	return hi > 0x7ff00000u || (hi == 0x7ff00000u && b.x != 0u);
+}
+T value_from_bits(uvec2 b) { return packDouble2x32(b); }
+#define POS_LIMIT packDouble2x32(uvec2(0u, 0x7ff00000u))
+#define NEG_LIMIT packDouble2x32(uvec2(0u, 0xfff00000u))
+#elif defined(DTYPE_I32)
+bool is_nan(T x) { return false; }
+T value_from_bits(uvec2 b) { return int(b.x); }
+const T POS_LIMIT = 0x7fffffff;
+const T NEG_LIMIT = int(0x80000000u);
+#elif defined(DTYPE_U32)
+bool is_nan(T x) { return false; }
+T value_from_bits(uvec2 b) { return b.x; }
+const T POS_LIMIT = 0xffffffffu;
+const T NEG_LIMIT = 0u;
+#elif defined(DTYPE_I64)
+bool is_nan(T x) { return false; }
+T value_from_bits(uvec2 b) { return int64_t(pack64(b)); }
+const T POS_LIMIT = 0x7fffffffffffffffl;
+const T NEG_LIMIT = int64_t(0x8000000000000000ul);
+#elif defined(DTYPE_U64)
+bool is_nan(T x) { return false; }
+T value_from_bits(uvec2 b) { return pack64(b); }
+const T POS_LIMIT = 0xfffffffffffffffful;
+const T NEG_LIMIT = 0ul;
+#endif
+
+// The operator, in one function. The left operand always holds the earlier elements, so
+// scans keep the order a non-commutative operator would need.
+T op(T a, T b)
+{
+	if (OP == 0)
+		return a + b;
+	if (OP == 1)
+		return a * b;
+	if (is_nan(a))
+		return a;
+	if (is_nan(b))
+		return b;
+	return OP == 2 ? min(a, b) : max(a, b);
+}
+
+// The operator's neutral, in one constant: op(NEUTRAL, x) == x for every x.
+#define NEUTRAL (OP == 0 ? T(0) : OP == 1 ? T(1) : OP == 2 ? POS_LIMIT : NEG_LIMIT)
+

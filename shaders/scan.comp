@@ -1,0 +1,158 @@
+#version 460
+// scan.comp: multi-block prefix scan by reduce-then-scan, in three dispatches for any n.
+//
+//   KERNEL_SCAN_REDUCE  each tile of TILE elements -> its total (totals[t])
+//   KERNEL_SCAN_TOTALS  one workgroup scans the totals in place (exclusive), block by block
+//   KERNEL_SCAN_APPLY   each tile is scanned again with its carry-in = totals[t]
+//
+// A tile is 512 slots of VEC consecutive elements (one 16-byte vector's worth); each of the
+// 256 invocations owns slots lid and lid + 256 and folds its VEC elements serially, then the
+// 512 slot sums go through the Blelloch up-sweep/down-sweep in shared memory with the
+// bank-conflict padding. The number of dispatches never grows with n, and each workgroup
+// walks tiles with a grid stride so any tile count fits the device's workgroup-count limit.
+
+#include "common.glsl"
+
+layout(local_size_x = WG_SIZE) in;
+layout(constant_id = 1) const bool EXCLUSIVE = false;
+
+#define SLOTS 512u
+#define TILE (SLOTS * VEC)
+// Totals folded serially per slot in KERNEL_SCAN_TOTALS: one workgroup covers 4096 tile
+// totals per step, so 2^31 elements take at most 256 steps.
+#define TOTALS_PER_SLOT 8u
+
+layout(push_constant, scalar) uniform Params {
+	uvec2 src;    // input elements
+	uvec2 dst;    // output elements (may equal src)
+	uvec2 totals; // one T per tile
+	uint n;
+	uint tiles;
+} pc;
+
+// Padding that moves every 32nd entry to the next bank, so the power-of-two strides of the
+// deeper tree levels do not all land on one bank.
+#define PAD(i) ((i) + ((i) >> 5))
+shared T temp[SLOTS + SLOTS / 32u];
+shared T block_total;
+
+// Exclusive Blelloch scan of temp[PAD(0..511)] in place; the caller has written both of its
+// slots. Leaves the total of all 512 in block_total. Ends with a barrier.
+void blelloch_exclusive(uint lid)
+{
+	uint offset = 1u;
+	for (uint d = SLOTS / 2u; d > 0u; d >>= 1u) {
+		barrier(); // top of each level: the previous level's writes are visible
+		if (lid < d) {
+			uint ai = PAD(offset * (2u * lid + 1u) - 1u);
+			uint bi = PAD(offset * (2u * lid + 2u) - 1u);
+			temp[bi] = op(temp[ai], temp[bi]);
+		}
+		offset <<= 1u;
+	}
+	barrier();
+	if (lid == 0u) {
+		block_total = temp[PAD(SLOTS - 1u)];
+		temp[PAD(SLOTS - 1u)] = NEUTRAL;
+	}
+	for (uint d = 1u; d < SLOTS; d <<= 1u) {
+		offset >>= 1u;
+		barrier();
+		if (lid < d) {
+			uint ai = PAD(offset * (2u * lid + 1u) - 1u);
+			uint bi = PAD(offset * (2u * lid + 2u) - 1u);
+			T left = temp[ai];
+			temp[ai] = temp[bi];
+			temp[bi] = op(temp[bi], left); // prefix before the subtree, then its left half
+		}
+	}
+	barrier();
+}
+
+void main()
+{
+	uint lid = gl_LocalInvocationID.x;
+	Elems src = Elems(pc.src);
+	Elems dst = Elems(pc.dst);
+	Elems totals = Elems(pc.totals);
+
+#if defined(KERNEL_SCAN_REDUCE)
+	for (uint t = gl_WorkGroupID.x; t < pc.tiles; t += gl_NumWorkGroups.x) {
+		T sums[2];
+		for (uint h = 0u; h < 2u; h++) {
+			uint base = t * TILE + (lid + h * 256u) * VEC;
+			T s = NEUTRAL;
+			for (uint j = 0u; j < VEC; j++)
+				if (base + j < pc.n)
+					s = op(s, src.v[base + j]);
+			sums[h] = s;
+		}
+		// A plain tree is enough for a total: sequential addressing over 256 entries.
+		barrier(); // the previous tile's reads of temp are done
+		temp[lid] = op(sums[0], sums[1]);
+		for (uint k = WG_SIZE / 2u; k > 0u; k >>= 1u) {
+			barrier();
+			if (lid < k)
+				temp[lid] = op(temp[lid], temp[lid + k]);
+		}
+		if (lid == 0u)
+			totals.v[t] = temp[0];
+	}
+#elif defined(KERNEL_SCAN_TOTALS)
+	T carry = NEUTRAL;
+	for (uint base = 0u; base < pc.tiles; base += SLOTS * TOTALS_PER_SLOT) {
+		T vals[2][TOTALS_PER_SLOT];
+		for (uint h = 0u; h < 2u; h++) {
+			uint first = base + (lid + h * 256u) * TOTALS_PER_SLOT;
+			T s = NEUTRAL;
+			for (uint j = 0u; j < TOTALS_PER_SLOT; j++) {
+				vals[h][j] = first + j < pc.tiles ? totals.v[first + j] : NEUTRAL;
+				s = op(s, vals[h][j]);
+			}
+			temp[PAD(lid + h * 256u)] = s;
+		}
+		blelloch_exclusive(lid);
+		for (uint h = 0u; h < 2u; h++) {
+			uint first = base + (lid + h * 256u) * TOTALS_PER_SLOT;
+			T p = op(carry, temp[PAD(lid + h * 256u)]);
+			for (uint j = 0u; j < TOTALS_PER_SLOT && first + j < pc.tiles; j++) {
+				totals.v[first + j] = p;
+				p = op(p, vals[h][j]);
+			}
+		}
+		carry = op(carry, block_total);
+		barrier(); // block_total and temp are rewritten by the next block
+	}
+#elif defined(KERNEL_SCAN_APPLY)
+	for (uint t = gl_WorkGroupID.x; t < pc.tiles; t += gl_NumWorkGroups.x) {
+		T vals[2][VEC];
+		for (uint h = 0u; h < 2u; h++) {
+			uint base = t * TILE + (lid + h * 256u) * VEC;
+			T s = NEUTRAL;
+			for (uint j = 0u; j < VEC; j++) {
+				vals[h][j] = base + j < pc.n ? src.v[base + j] : NEUTRAL;
+				s = op(s, vals[h][j]);
+			}
+			temp[PAD(lid + h * 256u)] = s;
+		}
+		T carry = totals.v[t];
+		blelloch_exclusive(lid);
+		for (uint h = 0u; h < 2u; h++) {
+			uint base = t * TILE + (lid + h * 256u) * VEC;
+			T p = op(carry, temp[PAD(lid + h * 256u)]);
+			for (uint j = 0u; j < VEC && base + j < pc.n; j++) {
+				if (EXCLUSIVE) {
+					dst.v[base + j] = p;
+					p = op(p, vals[h][j]);
+				} else {
+					p = op(p, vals[h][j]);
+					dst.v[base + j] = p;
+				}
+			}
+		}
+		barrier(); // temp is rewritten by the next tile
+	}
+#else
+#error "no KERNEL_SCAN_ defined"
+#endif
+}
