@@ -1,0 +1,303 @@
+/* test_kern_reduce.c: every reduction op x dtype on the real device against the CPU
+ * reference, plus the semantics the README documents (wrapping, empty arrays, NaN, inf,
+ * determinism, arrays larger than one storage binding). */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine_harness.h"
+#include "kern_gen.h"
+#include "kern_ref.h"
+#include "proto_names.h"
+
+static const size_t sizes[] = { 0,   1,   2,   31,   32,   33,   255,   256,
+				257, 511, 512, 513, 4095, 4097, 65537, 1000003 };
+#define SIZE_COUNT (sizeof(sizes) / sizeof(sizes[0]))
+
+static struct gpu *gpu;
+
+static int setup(void **state)
+{
+	(void)state;
+	gpu = harness_gpu();
+	harness_seed();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	harness_gpu_done(gpu);
+	return 0;
+}
+
+/* All sizes of one op and dtype in one command buffer, each at a different misalignment
+ * so the scalar head and tail paths are exercised. */
+static void check_op_dtype(vkr_op op, vkr_dtype dtype)
+{
+	uint64_t rng = harness_seed() ^ ((uint64_t)op << 32) ^ ((uint64_t)dtype << 40);
+	struct host_job jobs[SIZE_COUNT * 6];
+	void *inputs[SIZE_COUNT];
+	size_t count = 0;
+	size_t esize = proto_dtype_size(dtype);
+	for (size_t s = 0; s < SIZE_COUNT; s++) {
+		inputs[s] = malloc(sizes[s] * esize + 1);
+		assert_non_null(inputs[s]);
+		gen_fill(dtype, op, inputs[s], sizes[s], &rng);
+		if (sizes[s] == 0 && (op == VKR_OP_MIN || op == VKR_OP_MAX))
+			continue; /* an error, tested separately */
+		/* count: every comparison on every size */
+		unsigned variants = op == VKR_OP_COUNT ? VKR_CMP_COUNT_ : 1;
+		for (unsigned c = 0; c < variants; c++) {
+			jobs[count++] = (struct host_job){
+				.kind = KERN_REDUCE,
+				.op = op,
+				.dtype = dtype,
+				.cmp = (vkr_cmp)c,
+				.cmp_value = gen_pick(dtype, inputs[s], sizes[s], &rng),
+				.input = inputs[s],
+				.n = sizes[s],
+				.misalign = (unsigned)(s % (16 / esize)),
+			};
+		}
+	}
+	harness_run(gpu, jobs, count);
+	for (size_t i = 0; i < count; i++) {
+		char why[256];
+		if (!ref_reduce_check(op, dtype, jobs[i].cmp, jobs[i].cmp_value, jobs[i].input, jobs[i].n,
+				      jobs[i].result, why, sizeof(why)))
+			fail_msg("%s %s n=%zu cmp=%s: %s", proto_op_name(op), proto_dtype_name(dtype),
+				 jobs[i].n, proto_cmp_name(jobs[i].cmp), why);
+	}
+	for (size_t s = 0; s < SIZE_COUNT; s++)
+		free(inputs[s]);
+}
+
+static void check_all_dtypes(vkr_op op)
+{
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!gpu_supports_dtype(gpu, d)) {
+			print_message("device lacks %s; skipped that dtype\n", proto_dtype_name(d));
+			continue;
+		}
+		check_op_dtype(op, (vkr_dtype)d);
+	}
+}
+
+static void test_reduce_sum_every_dtype_and_size_matches_reference(void **state)
+{
+	(void)state;
+	check_all_dtypes(VKR_OP_SUM);
+}
+
+static void test_reduce_prod_every_dtype_and_size_matches_reference(void **state)
+{
+	(void)state;
+	check_all_dtypes(VKR_OP_PROD);
+}
+
+static void test_reduce_min_every_dtype_and_size_matches_reference(void **state)
+{
+	(void)state;
+	check_all_dtypes(VKR_OP_MIN);
+}
+
+static void test_reduce_max_every_dtype_and_size_matches_reference(void **state)
+{
+	(void)state;
+	check_all_dtypes(VKR_OP_MAX);
+}
+
+static void test_reduce_count_every_cmp_dtype_and_size_matches_reference(void **state)
+{
+	(void)state;
+	check_all_dtypes(VKR_OP_COUNT);
+}
+
+static vkr_value reduce_one(vkr_op op, vkr_dtype dtype, const void *data, size_t n)
+{
+	struct host_job job = { .kind = KERN_REDUCE, .op = op, .dtype = dtype, .input = data, .n = n };
+	harness_run(gpu, &job, 1);
+	return job.result;
+}
+
+static void test_reduce_min_max_propagate_nan(void **state)
+{
+	(void)state;
+	size_t n = 10000;
+	float *f = calloc(n, sizeof(*f));
+	double *d = calloc(n, sizeof(*d));
+	assert_non_null(f);
+	assert_non_null(d);
+	const size_t positions[] = { 0, 1, 4999, n - 1 };
+	for (size_t p = 0; p < 4; p++) {
+		for (size_t i = 0; i < n; i++) {
+			f[i] = (float)i - 5000.0f;
+			d[i] = (double)i - 5000.0;
+		}
+		f[positions[p]] = NAN;
+		d[positions[p]] = NAN;
+		assert_true(isnan(reduce_one(VKR_OP_MIN, VKR_DTYPE_F32, f, n).f32));
+		assert_true(isnan(reduce_one(VKR_OP_MAX, VKR_DTYPE_F32, f, n).f32));
+		if (gpu_supports_dtype(gpu, VKR_DTYPE_F64)) {
+			assert_true(isnan(reduce_one(VKR_OP_MIN, VKR_DTYPE_F64, d, n).f64));
+			assert_true(isnan(reduce_one(VKR_OP_MAX, VKR_DTYPE_F64, d, n).f64));
+		}
+	}
+	free(f);
+	free(d);
+}
+
+static void test_reduce_infinities_are_ordinary_values(void **state)
+{
+	(void)state;
+	const float f[] = { 3.0f, INFINITY, -2.0f, -INFINITY, 7.0f };
+	assert_true(reduce_one(VKR_OP_MIN, VKR_DTYPE_F32, f, 5).f32 == -INFINITY);
+	assert_true(reduce_one(VKR_OP_MAX, VKR_DTYPE_F32, f, 5).f32 == INFINITY);
+	assert_true(isnan(reduce_one(VKR_OP_SUM, VKR_DTYPE_F32, f, 5).f32)); /* inf + -inf */
+	const float g[] = { INFINITY, INFINITY };
+	assert_true(reduce_one(VKR_OP_MIN, VKR_DTYPE_F32, g, 2).f32 == INFINITY);
+	assert_true(reduce_one(VKR_OP_SUM, VKR_DTYPE_F32, g, 2).f32 == INFINITY);
+}
+
+static void test_reduce_empty_gives_neutral_and_min_max_are_errors(void **state)
+{
+	(void)state;
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!gpu_supports_dtype(gpu, d))
+			continue;
+		vkr_value sum = reduce_one(VKR_OP_SUM, d, NULL, 0);
+		vkr_value prod = reduce_one(VKR_OP_PROD, d, NULL, 0);
+		vkr_value count = reduce_one(VKR_OP_COUNT, d, NULL, 0);
+		vkr_value zero = ref_neutral(VKR_OP_SUM, d), one = ref_neutral(VKR_OP_PROD, d);
+		assert_memory_equal(&sum, &zero, proto_dtype_size(d));
+		assert_memory_equal(&prod, &one, proto_dtype_size(d));
+		assert_int_equal(count.u64, 0);
+		for (vkr_op op = VKR_OP_MIN; op <= VKR_OP_MAX; op++) {
+			struct kern_job job = { .kind = KERN_REDUCE, .op = op, .dtype = d, .n = 0 };
+			char msg[128] = "";
+			assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), -EINVAL);
+			assert_non_null(strstr(msg, "empty"));
+		}
+	}
+}
+
+static void test_reduce_integer_sum_and_prod_wrap(void **state)
+{
+	(void)state;
+	const int32_t i[] = { INT32_MAX, 1 };
+	assert_int_equal(reduce_one(VKR_OP_SUM, VKR_DTYPE_I32, i, 2).i32, INT32_MIN);
+	const uint32_t u[] = { 0x10000u, 0x10000u, 3u };
+	assert_int_equal(reduce_one(VKR_OP_PROD, VKR_DTYPE_U32, u, 3).u32, 0);
+	const uint32_t w[] = { UINT32_MAX, 2 };
+	assert_int_equal(reduce_one(VKR_OP_SUM, VKR_DTYPE_U32, w, 2).u32, 1);
+	if (gpu_supports_dtype(gpu, VKR_DTYPE_I64)) {
+		const int64_t l[] = { INT64_MAX, 2 };
+		assert_true(reduce_one(VKR_OP_SUM, VKR_DTYPE_I64, l, 2).i64 == INT64_MIN + 1);
+		const uint64_t m[] = { 0x100000000ull, 0x100000000ull, 5 };
+		assert_true(reduce_one(VKR_OP_PROD, VKR_DTYPE_U64, m, 3).u64 == 0);
+	}
+}
+
+static void test_reduce_count_follows_ieee_for_nan(void **state)
+{
+	(void)state;
+	const float f[] = { NAN, 1.0f, 2.0f, NAN };
+	for (unsigned c = 0; c < VKR_CMP_COUNT_; c++) {
+		struct host_job job = { .kind = KERN_REDUCE, .op = VKR_OP_COUNT, .dtype = VKR_DTYPE_F32,
+					.cmp = c, .input = f, .n = 4 };
+		job.cmp_value.f32 = 1.0f;
+		harness_run(gpu, &job, 1);
+		static const uint64_t want[] = { 1, 3, 0, 1, 1, 2 }; /* eq ne lt le gt ge */
+		assert_int_equal(job.result.u64, want[c]);
+		job.cmp_value.f32 = NAN;
+		harness_run(gpu, &job, 1);
+		assert_int_equal(job.result.u64, c == VKR_CMP_NE ? 4 : 0);
+	}
+}
+
+static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **state)
+{
+	(void)state;
+	uint64_t rng = harness_seed() + 7;
+	size_t n = 1000003;
+	float *x = malloc(n * sizeof(*x));
+	double *y = malloc(n * sizeof(*y));
+	assert_non_null(x);
+	assert_non_null(y);
+	gen_fill(VKR_DTYPE_F32, VKR_OP_SUM, x, n, &rng);
+	gen_fill(VKR_DTYPE_F64, VKR_OP_SUM, y, n, &rng);
+	vkr_value alone1 = reduce_one(VKR_OP_SUM, VKR_DTYPE_F32, x, n);
+	vkr_value alone2 = reduce_one(VKR_OP_SUM, VKR_DTYPE_F32, x, n);
+	assert_memory_equal(&alone1.f32, &alone2.f32, sizeof(float));
+
+	struct host_job jobs[51];
+	for (size_t i = 0; i < 51; i++) {
+		/* Others of every shape: different sizes, dtypes and offsets around ours. */
+		jobs[i] = (struct host_job){ .kind = KERN_REDUCE, .op = (vkr_op)(i % 2), .dtype = VKR_DTYPE_F64,
+					     .input = y, .n = n - i * 997, .misalign = (unsigned)(i % 2) };
+		if (!gpu_supports_dtype(gpu, VKR_DTYPE_F64))
+			jobs[i].dtype = VKR_DTYPE_F32, jobs[i].input = x;
+	}
+	jobs[25] = (struct host_job){ .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32,
+				      .input = x, .n = n };
+	harness_run(gpu, jobs, 51);
+	assert_memory_equal(&jobs[25].result.f32, &alone1.f32, sizeof(float));
+	free(x);
+	free(y);
+}
+
+static void test_reduce_array_larger_than_one_storage_binding(void **state)
+{
+	(void)state;
+	uint64_t range = gpu_get_info(gpu)->max_storage_buffer_range;
+	/* 144 MiB of f32 on lavapipe (range 128 MiB); on devices with a larger range, still
+	 * past 128 MiB, which is what this test must cover everywhere. */
+	size_t n = (size_t)(range < ((uint64_t)144 << 20) ? range : ((uint64_t)128 << 20)) / 4 + (4u << 20);
+	uint64_t rng = harness_seed() + 11;
+	float *x = malloc(n * sizeof(*x));
+	int32_t *k = malloc(n * sizeof(*k));
+	assert_non_null(x);
+	assert_non_null(k);
+	gen_fill(VKR_DTYPE_F32, VKR_OP_SUM, x, n, &rng);
+	gen_fill(VKR_DTYPE_I32, VKR_OP_SUM, k, n, &rng);
+	struct host_job jobs[2] = {
+		{ .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32, .input = x, .n = n },
+		{ .kind = KERN_REDUCE, .op = VKR_OP_MAX, .dtype = VKR_DTYPE_I32, .input = k, .n = n },
+	};
+	harness_run(gpu, jobs, 2);
+	char why[256];
+	if (!ref_reduce_check(VKR_OP_SUM, VKR_DTYPE_F32, 0, jobs[0].cmp_value, x, n, jobs[0].result, why, sizeof(why)))
+		fail_msg("f32 sum of %zu elements: %s", n, why);
+	if (!ref_reduce_check(VKR_OP_MAX, VKR_DTYPE_I32, 0, jobs[1].cmp_value, k, n, jobs[1].result, why, sizeof(why)))
+		fail_msg("i32 max of %zu elements: %s", n, why);
+	free(x);
+	free(k);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reduce_sum_every_dtype_and_size_matches_reference),
+		cmocka_unit_test(test_reduce_prod_every_dtype_and_size_matches_reference),
+		cmocka_unit_test(test_reduce_min_every_dtype_and_size_matches_reference),
+		cmocka_unit_test(test_reduce_max_every_dtype_and_size_matches_reference),
+		cmocka_unit_test(test_reduce_count_every_cmp_dtype_and_size_matches_reference),
+		cmocka_unit_test(test_reduce_min_max_propagate_nan),
+		cmocka_unit_test(test_reduce_infinities_are_ordinary_values),
+		cmocka_unit_test(test_reduce_empty_gives_neutral_and_min_max_are_errors),
+		cmocka_unit_test(test_reduce_integer_sum_and_prod_wrap),
+		cmocka_unit_test(test_reduce_count_follows_ieee_for_nan),
+		cmocka_unit_test(test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty),
+		cmocka_unit_test(test_reduce_array_larger_than_one_storage_binding),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
