@@ -614,9 +614,10 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	if (rc < 0)
 		goto fail;
 	if (config->verbose)
-		fprintf(stderr, "vkreduce: using device %u \"%s\" (%s, %s): %s\n",
+		fprintf(stderr, "vkreduce: using device %u \"%s\" (%s, %s): %s%s\n",
 			gpu->info.device_index, gpu->info.name, gpu->info.type, gpu->info.driver,
-			gpu->info.choice_reason);
+			gpu->info.choice_reason,
+			validation ? "; Khronos validation with synchronization checks on" : "");
 	*out = gpu;
 	return 0;
 fail:

@@ -1,0 +1,229 @@
+/* test_kern_scan.c: every scan op x dtype x {inclusive, exclusive} on the real device
+ * against the sequential CPU reference, in place, deterministic, and past one storage
+ * binding. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine_harness.h"
+#include "kern_gen.h"
+#include "kern_ref.h"
+#include "proto_names.h"
+
+static const size_t sizes[] = { 0,   1,   2,   31,   32,   33,   255,   256,
+				257, 511, 512, 513, 4095, 4097, 65537, 1000003 };
+#define SIZE_COUNT (sizeof(sizes) / sizeof(sizes[0]))
+
+static struct gpu *gpu;
+
+static int setup(void **state)
+{
+	(void)state;
+	gpu = harness_gpu();
+	harness_seed();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	harness_gpu_done(gpu);
+	return 0;
+}
+
+static void check_op(vkr_op op)
+{
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!gpu_supports_dtype(gpu, d)) {
+			print_message("device lacks %s; skipped that dtype\n", proto_dtype_name(d));
+			continue;
+		}
+		size_t esize = proto_dtype_size(d);
+		uint64_t rng = harness_seed() ^ ((uint64_t)op << 32) ^ ((uint64_t)d << 40);
+		struct host_job jobs[SIZE_COUNT * 2];
+		void *inputs[SIZE_COUNT], *outputs[SIZE_COUNT * 2];
+		for (size_t s = 0; s < SIZE_COUNT; s++) {
+			inputs[s] = malloc(sizes[s] * esize + 1);
+			assert_non_null(inputs[s]);
+			gen_fill(d, op, inputs[s], sizes[s], &rng);
+			for (unsigned e = 0; e < 2; e++) {
+				size_t j = s * 2 + e;
+				outputs[j] = malloc(sizes[s] * esize + 1);
+				assert_non_null(outputs[j]);
+				jobs[j] = (struct host_job){
+					.kind = KERN_SCAN, .op = op, .dtype = d, .exclusive = e,
+					.input = inputs[s], .n = sizes[s], .output = outputs[j],
+					.misalign = (unsigned)(j % (16 / esize)),
+				};
+			}
+		}
+		harness_run(gpu, jobs, SIZE_COUNT * 2);
+		for (size_t j = 0; j < SIZE_COUNT * 2; j++) {
+			char why[256];
+			if (!ref_scan_check(op, d, jobs[j].exclusive, jobs[j].input, jobs[j].n,
+					    jobs[j].output, why, sizeof(why)))
+				fail_msg("%s scan %s %s n=%zu: %s", jobs[j].exclusive ? "exclusive" : "inclusive",
+					 proto_op_name(op), proto_dtype_name(d), jobs[j].n, why);
+			free(outputs[j]);
+		}
+		for (size_t s = 0; s < SIZE_COUNT; s++)
+			free(inputs[s]);
+	}
+}
+
+static void test_scan_sum_every_dtype_size_and_kind_matches_reference(void **state)
+{
+	(void)state;
+	check_op(VKR_OP_SUM);
+}
+
+static void test_scan_prod_every_dtype_size_and_kind_matches_reference(void **state)
+{
+	(void)state;
+	check_op(VKR_OP_PROD);
+}
+
+static void test_scan_min_every_dtype_size_and_kind_matches_reference(void **state)
+{
+	(void)state;
+	check_op(VKR_OP_MIN);
+}
+
+static void test_scan_max_every_dtype_size_and_kind_matches_reference(void **state)
+{
+	(void)state;
+	check_op(VKR_OP_MAX);
+}
+
+static void test_scan_exclusive_starts_with_neutral(void **state)
+{
+	(void)state;
+	const float x[] = { 5.0f, -1.0f, 2.0f };
+	float out[3];
+	const float want_min[] = { INFINITY, 5.0f, -1.0f };
+	struct host_job job = { .kind = KERN_SCAN, .op = VKR_OP_MIN, .dtype = VKR_DTYPE_F32,
+				.exclusive = true, .input = x, .n = 3, .output = out };
+	harness_run(gpu, &job, 1);
+	assert_memory_equal(out, want_min, sizeof(out));
+	const int32_t y[] = { 4, 5, 6 };
+	int32_t got[3];
+	const int32_t want_prod[] = { 1, 4, 20 };
+	job = (struct host_job){ .kind = KERN_SCAN, .op = VKR_OP_PROD, .dtype = VKR_DTYPE_I32,
+				 .exclusive = true, .input = y, .n = 3, .output = got };
+	harness_run(gpu, &job, 1);
+	assert_memory_equal(got, want_prod, sizeof(got));
+}
+
+static void test_scan_min_propagates_nan_from_its_position_on(void **state)
+{
+	(void)state;
+	size_t n = 5000;
+	float *x = malloc(n * sizeof(*x)), *out = malloc(n * sizeof(*out));
+	assert_non_null(x);
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)(n - i);
+	x[3000] = NAN;
+	struct host_job job = { .kind = KERN_SCAN, .op = VKR_OP_MIN, .dtype = VKR_DTYPE_F32,
+				.input = x, .n = n, .output = out };
+	harness_run(gpu, &job, 1);
+	for (size_t i = 0; i < n; i++)
+		assert_true(i < 3000 ? out[i] == (float)(n - i) : isnan(out[i]));
+	free(x);
+	free(out);
+}
+
+static void test_scan_in_place_matches_out_of_place(void **state)
+{
+	(void)state;
+	size_t n = 300007;
+	uint64_t rng = harness_seed() + 3;
+	int64_t *x = malloc(n * sizeof(*x)), *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+	assert_non_null(x);
+	assert_non_null(a);
+	assert_non_null(b);
+	vkr_dtype d = gpu_supports_dtype(gpu, VKR_DTYPE_I64) ? VKR_DTYPE_I64 : VKR_DTYPE_I32;
+	gen_fill(d, VKR_OP_SUM, x, n, &rng);
+	struct host_job jobs[2] = {
+		{ .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = d, .input = x, .n = n, .output = a },
+		{ .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = d, .input = x, .n = n, .output = b,
+		  .in_place = true },
+	};
+	harness_run(gpu, jobs, 2);
+	assert_memory_equal(a, b, n * proto_dtype_size(d));
+	free(x);
+	free(a);
+	free(b);
+}
+
+static void test_scan_float_is_deterministic(void **state)
+{
+	(void)state;
+	size_t n = 1000003;
+	uint64_t rng = harness_seed() + 5;
+	float *x = malloc(n * sizeof(*x)), *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+	assert_non_null(x);
+	assert_non_null(a);
+	assert_non_null(b);
+	gen_fill(VKR_DTYPE_F32, VKR_OP_SUM, x, n, &rng);
+	struct host_job job = { .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32,
+				.input = x, .n = n, .output = a };
+	harness_run(gpu, &job, 1);
+	job.output = b;
+	struct host_job batch[3] = { job, job, job };
+	batch[0].n = n / 2;
+	batch[0].output = malloc(n * sizeof(float));
+	batch[2] = batch[0];
+	batch[2].output = malloc(n * sizeof(float));
+	assert_non_null(batch[0].output);
+	assert_non_null(batch[2].output);
+	harness_run(gpu, batch, 3);
+	assert_memory_equal(a, b, n * sizeof(float));
+	free(batch[0].output);
+	free(batch[2].output);
+	free(x);
+	free(a);
+	free(b);
+}
+
+static void test_scan_array_larger_than_one_storage_binding(void **state)
+{
+	(void)state;
+	uint64_t range = gpu_get_info(gpu)->max_storage_buffer_range;
+	size_t n = (size_t)(range < ((uint64_t)144 << 20) ? range : ((uint64_t)128 << 20)) / 4 + (2u << 20);
+	uint64_t rng = harness_seed() + 13;
+	int32_t *x = malloc(n * sizeof(*x)), *out = malloc(n * sizeof(*out));
+	assert_non_null(x);
+	assert_non_null(out);
+	gen_fill(VKR_DTYPE_I32, VKR_OP_SUM, x, n, &rng);
+	struct host_job job = { .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_I32,
+				.input = x, .n = n, .output = out };
+	harness_run(gpu, &job, 1);
+	char why[256];
+	if (!ref_scan_check(VKR_OP_SUM, VKR_DTYPE_I32, false, x, n, out, why, sizeof(why)))
+		fail_msg("i32 scan of %zu elements: %s", n, why);
+	free(x);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scan_sum_every_dtype_size_and_kind_matches_reference),
+		cmocka_unit_test(test_scan_prod_every_dtype_size_and_kind_matches_reference),
+		cmocka_unit_test(test_scan_min_every_dtype_size_and_kind_matches_reference),
+		cmocka_unit_test(test_scan_max_every_dtype_size_and_kind_matches_reference),
+		cmocka_unit_test(test_scan_exclusive_starts_with_neutral),
+		cmocka_unit_test(test_scan_min_propagates_nan_from_its_position_on),
+		cmocka_unit_test(test_scan_in_place_matches_out_of_place),
+		cmocka_unit_test(test_scan_float_is_deterministic),
+		cmocka_unit_test(test_scan_array_larger_than_one_storage_binding),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
