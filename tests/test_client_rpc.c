@@ -1,0 +1,398 @@
+/*
+ * test_client_rpc.c: libvkreduce against a scripted fake daemon (a thread on a temporary
+ * socket), to pin down the transport: replies matched by msgid in any order, wire errors
+ * with their messages, and a daemon that sends garbage, wrong result types or hangs up,
+ * which must fail the affected calls and never crash the client.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <msgpack.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "vkreduce.h"
+
+struct fake;
+typedef void (*script_fn)(struct fake *f);
+
+struct fake {
+	char dir[32], path[64];
+	int lfd, cfd;
+	pthread_t thread;
+	script_fn script;
+	msgpack_unpacker unp;
+	msgpack_unpacked msg;
+	int got_fd; /* an fd received with a request, or -1 */
+	int got_fd_seals;
+};
+
+/* Reads one whole request (blocking); returns its msgid and method, or false at EOF. */
+static bool fake_read(struct fake *f, uint32_t *msgid, char *method, size_t msize)
+{
+	for (;;) {
+		if (msgpack_unpacker_next(&f->unp, &f->msg) == MSGPACK_UNPACK_SUCCESS) {
+			msgpack_object *a = f->msg.data.via.array.ptr;
+			*msgid = (uint32_t)a[1].via.u64;
+			snprintf(method, msize, "%.*s", (int)a[2].via.str.size, a[2].via.str.ptr);
+			return true;
+		}
+		msgpack_unpacker_reserve_buffer(&f->unp, 65536);
+		char ctrl[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { msgpack_unpacker_buffer(&f->unp),
+		                     msgpack_unpacker_buffer_capacity(&f->unp) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl,
+		                     .msg_controllen = sizeof(ctrl) };
+		ssize_t r = recvmsg(f->cfd, &mh, 0);
+		if (r <= 0)
+			return false;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		if (cm && cm->cmsg_type == SCM_RIGHTS) {
+			memcpy(&f->got_fd, CMSG_DATA(cm), sizeof(int));
+			f->got_fd_seals = fcntl(f->got_fd, F_GET_SEALS);
+		}
+		msgpack_unpacker_buffer_consumed(&f->unp, (size_t)r);
+	}
+}
+
+static void fake_send(struct fake *f, const msgpack_sbuffer *sb)
+{
+	size_t off = 0;
+	while (off < sb->size) {
+		ssize_t w = send(f->cfd, sb->data + off, sb->size - off, MSG_NOSIGNAL);
+		if (w <= 0)
+			return;
+		off += (size_t)w;
+	}
+}
+
+/* Sends [1, msgid, nil, {"value": v, "count": 1}]. */
+static void reply_value(struct fake *f, uint32_t msgid, uint64_t v)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_int(&pk, 1);
+	msgpack_pack_uint32(&pk, msgid);
+	msgpack_pack_nil(&pk);
+	msgpack_pack_map(&pk, 2);
+	msgpack_pack_str_with_body(&pk, "value", 5);
+	msgpack_pack_uint64(&pk, v);
+	msgpack_pack_str_with_body(&pk, "count", 5);
+	msgpack_pack_uint64(&pk, 1);
+	fake_send(f, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void reply_error(struct fake *f, uint32_t msgid, int code, const char *msg)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_int(&pk, 1);
+	msgpack_pack_uint32(&pk, msgid);
+	msgpack_pack_array(&pk, 2);
+	msgpack_pack_int(&pk, code);
+	msgpack_pack_str_with_body(&pk, msg, strlen(msg));
+	msgpack_pack_nil(&pk);
+	fake_send(f, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void reply_str(struct fake *f, uint32_t msgid, const char *s)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_int(&pk, 1);
+	msgpack_pack_uint32(&pk, msgid);
+	msgpack_pack_nil(&pk);
+	msgpack_pack_str_with_body(&pk, s, strlen(s));
+	fake_send(f, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+	f->cfd = accept(f->lfd, NULL, NULL);
+	if (f->cfd >= 0) {
+		f->script(f);
+		close(f->cfd);
+	}
+	return NULL;
+}
+
+static vkr_client *fake_start(struct fake *f, script_fn script)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	vkr_client *c;
+
+	memset(f, 0, sizeof(*f));
+	f->got_fd = -1;
+	f->script = script;
+	strcpy(f->dir, "/tmp/vkr-rpc-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/s", f->dir);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", f->path);
+	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(f->lfd >= 0);
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(f->lfd, 4), 0);
+	assert_true(msgpack_unpacker_init(&f->unp, 65536));
+	msgpack_unpacked_init(&f->msg);
+	assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
+	assert_int_equal(vkr_connect(f->path, &c), 0);
+	return c;
+}
+
+static void fake_stop(struct fake *f, vkr_client *c)
+{
+	vkr_close(c);
+	pthread_join(f->thread, NULL);
+	close(f->lfd);
+	if (f->got_fd >= 0)
+		close(f->got_fd);
+	msgpack_unpacked_destroy(&f->msg);
+	msgpack_unpacker_destroy(&f->unp);
+	unlink(f->path);
+	rmdir(f->dir);
+}
+
+/* ---- scripts ------------------------------------------------------------------------------- */
+
+static void script_reverse_order(struct fake *f)
+{
+	uint32_t ids[3];
+	char m[32];
+	for (int i = 0; i < 3; i++)
+		if (!fake_read(f, &ids[i], m, sizeof(m)))
+			return;
+	for (int i = 2; i >= 0; i--)
+		reply_value(f, ids[i], 1000 + ids[i]);
+	while (fake_read(f, &ids[0], m, sizeof(m)))
+		; /* stay connected until the client closes */
+}
+
+struct seen {
+	int calls;
+	int status;
+	uint64_t value;
+};
+
+static void on_reduce(vkr_client *c, int status, const vkr_value *v, void *ud)
+{
+	struct seen *s = ud;
+	(void)c;
+	s->calls++;
+	s->status = status;
+	s->value = v ? v->u64 : 0;
+}
+
+static void test_replies_in_any_order_reach_their_own_callbacks(void **state)
+{
+	struct fake f;
+	struct seen s[3] = { 0 };
+	uint64_t x = 5;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_reverse_order);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce,
+		                                  &s[i]),
+		                 0);
+	assert_int_equal(vkr_pending(c), 3);
+	assert_int_equal(vkr_flush(c, 5000), 0);
+	while (vkr_pending(c) > 0)
+		assert_true(vkr_dispatch(c, 5000) >= 0);
+	/* msgids are handed out from 1 in order of submission. */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(s[i].calls, 1);
+		assert_int_equal(s[i].status, 0);
+		assert_int_equal(s[i].value, 1000 + (uint64_t)i + 1);
+	}
+	fake_stop(&f, c);
+}
+
+static void script_wire_error_then_pong(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	if (fake_read(f, &id, m, sizeof(m)))
+		reply_error(f, id, 2, "params[1]: unknown dtype \"f16\"\x01");
+	if (fake_read(f, &id, m, sizeof(m)))
+		reply_str(f, id, "pong");
+}
+
+static void test_wire_error_gives_code_and_sanitized_message(void **state)
+{
+	struct fake f;
+	vkr_value v;
+	float x = 1;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_wire_error_then_pong);
+	assert_int_equal(vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_F32, &x, 1, NULL, &v),
+	                 VKR_EINVALID_ARGUMENT);
+	assert_string_equal(vkr_last_error_message(c), "params[1]: unknown dtype \"f16\"?");
+	assert_int_equal(vkr_ping(c), 0); /* the connection still serves */
+	fake_stop(&f, c);
+}
+
+static void script_wrong_types(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	if (fake_read(f, &id, m, sizeof(m)))
+		reply_str(f, id, "not a map"); /* reduce result must be a map */
+	if (fake_read(f, &id, m, sizeof(m)))
+		reply_value(f, id, (uint64_t)1 << 40); /* does not fit an i32 */
+	if (fake_read(f, &id, m, sizeof(m)))
+		reply_str(f, id, "pong");
+}
+
+static void test_result_of_wrong_shape_fails_only_that_call(void **state)
+{
+	struct fake f;
+	vkr_value v;
+	int32_t x = 1;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_wrong_types);
+	assert_int_equal(vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_I32, &x, 1, NULL, &v), -EPROTO);
+	assert_int_equal(vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_I32, &x, 1, NULL, &v), -EPROTO);
+	assert_int_equal(vkr_ping(c), 0);
+	fake_stop(&f, c);
+}
+
+static void script_garbage(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	if (fake_read(f, &id, m, sizeof(m))) {
+		static const char junk[] = "\xc1\xc1\xc1 this is not msgpack";
+		msgpack_sbuffer sb = { .size = sizeof(junk), .data = (char *)junk };
+		fake_send(f, &sb);
+	}
+	while (fake_read(f, &id, m, sizeof(m)))
+		;
+}
+
+static void test_garbage_from_daemon_fails_calls_with_eproto(void **state)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	uint64_t x = 1;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_garbage);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce, &s),
+	                 0);
+	assert_int_equal(vkr_ping(c), -EPROTO);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.status, -EPROTO);
+	/* Once broken, the client says so instead of crashing. */
+	assert_int_equal(vkr_ping(c), -EPROTO);
+	assert_int_equal(vkr_pending(c), 0);
+	fake_stop(&f, c);
+}
+
+static void script_unknown_msgid(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	if (fake_read(f, &id, m, sizeof(m)))
+		reply_value(f, id + 100, 1);
+	while (fake_read(f, &id, m, sizeof(m)))
+		;
+}
+
+static void test_reply_to_unknown_msgid_is_a_protocol_error(void **state)
+{
+	struct fake f;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_unknown_msgid);
+	assert_int_equal(vkr_ping(c), -EPROTO);
+	fake_stop(&f, c);
+}
+
+static void script_hang_up(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	fake_read(f, &id, m, sizeof(m));
+}
+
+static void test_daemon_hanging_up_fails_calls_with_econnreset(void **state)
+{
+	struct fake f;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_hang_up);
+	assert_int_equal(vkr_ping(c), -ECONNRESET);
+	fake_stop(&f, c);
+}
+
+static void script_register(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	if (!fake_read(f, &id, m, sizeof(m)))
+		return;
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_int(&pk, 1);
+	msgpack_pack_uint32(&pk, id);
+	msgpack_pack_nil(&pk);
+	msgpack_pack_map(&pk, 2);
+	msgpack_pack_str_with_body(&pk, "region", 6);
+	msgpack_pack_uint64(&pk, strcmp(m, "register_shm") == 0 && f->got_fd >= 0 ? 7 : 0);
+	msgpack_pack_str_with_body(&pk, "size", 4);
+	msgpack_pack_uint64(&pk, 4096);
+	fake_send(f, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void test_register_sends_one_sealed_memfd_with_the_request(void **state)
+{
+	struct fake f;
+	vkr_shm *shm;
+	vkr_region r = 0;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_register);
+	assert_int_equal(vkr_shm_create(4096, &shm), 0);
+	assert_int_equal(vkr_shm_register(c, shm, true, &r), 0);
+	assert_int_equal(r, 7);
+	assert_true(f.got_fd_seals >= 0);
+	assert_true(f.got_fd_seals & F_SEAL_SHRINK);
+	vkr_shm_free(shm);
+	fake_stop(&f, c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_replies_in_any_order_reach_their_own_callbacks),
+		cmocka_unit_test(test_wire_error_gives_code_and_sanitized_message),
+		cmocka_unit_test(test_result_of_wrong_shape_fails_only_that_call),
+		cmocka_unit_test(test_garbage_from_daemon_fails_calls_with_eproto),
+		cmocka_unit_test(test_reply_to_unknown_msgid_is_a_protocol_error),
+		cmocka_unit_test(test_daemon_hanging_up_fails_calls_with_econnreset),
+		cmocka_unit_test(test_register_sends_one_sealed_memfd_with_the_request),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
