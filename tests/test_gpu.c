@@ -1,0 +1,174 @@
+/* test_gpu.c: device selection, limits, memory kinds, host import, timestamps. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine_harness.h"
+
+static void test_gpu_picks_a_device_and_reads_its_limits(void **state)
+{
+	(void)state;
+	struct gpu *gpu = harness_gpu();
+	const struct gpu_info *info = gpu_get_info(gpu);
+	print_message("device \"%s\" (%s): subgroup %u, storage range %llu, %u reduce workgroups, "
+		      "f64 %d, i64 %d, host import %d (alignment %llu)\n",
+		      info->name, info->type, info->subgroup_size,
+		      (unsigned long long)info->max_storage_buffer_range, info->reduce_workgroups,
+		      info->shader_float64, info->shader_int64, info->host_import,
+		      (unsigned long long)info->host_import_alignment);
+	assert_true(info->name[0] != '\0');
+	assert_true(info->subgroup_size >= 1);
+	assert_true(info->max_storage_buffer_range >= 128u << 20 || info->max_storage_buffer_range > 0);
+	assert_true(info->reduce_workgroups >= 1 && info->reduce_workgroups <= info->max_workgroup_count_x);
+	assert_non_null(strstr(info->choice_reason, "best of"));
+	harness_gpu_done(gpu);
+}
+
+static void test_gpu_device_override_by_index_and_name(void **state)
+{
+	(void)state;
+	struct gpu *first = harness_gpu();
+	char name[256];
+	snprintf(name, sizeof(name), "%s", gpu_get_info(first)->name);
+	harness_gpu_done(first);
+
+	struct gpu *gpu = NULL;
+	char err[256] = "";
+	struct gpu_config by_index = { .device = "0" };
+	assert_int_equal(gpu_create(&by_index, &gpu, err, sizeof(err)), 0);
+	assert_non_null(strstr(gpu_get_info(gpu)->choice_reason, "index"));
+	harness_gpu_done(gpu);
+
+	/* A lower-case substring of the name selects it too. */
+	char sub[8] = "";
+	for (size_t i = 0; i < 4 && name[i]; i++)
+		sub[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+	struct gpu_config by_name = { .device = sub };
+	assert_int_equal(gpu_create(&by_name, &gpu, err, sizeof(err)), 0);
+	assert_string_equal(gpu_get_info(gpu)->name, name);
+	harness_gpu_done(gpu);
+}
+
+static void test_gpu_unknown_device_is_a_clear_error(void **state)
+{
+	(void)state;
+	struct gpu *gpu = NULL;
+	char err[256] = "";
+	struct gpu_config config = { .device = "no-such-gpu-anywhere" };
+	assert_int_equal(gpu_create(&config, &gpu, err, sizeof(err)), -ENODEV);
+	assert_null(gpu);
+	assert_non_null(strstr(err, "no-such-gpu-anywhere"));
+	config.device = "99";
+	assert_int_equal(gpu_create(&config, &gpu, err, sizeof(err)), -ENODEV);
+	assert_null(strchr(err, '\n'));
+}
+
+static void test_gpu_buffers_of_every_kind_have_addresses(void **state)
+{
+	(void)state;
+	struct gpu *gpu = harness_gpu();
+	struct gpu_buffer b[3];
+	for (int kind = GPU_MEMORY_DEVICE; kind <= GPU_MEMORY_READBACK; kind++) {
+		assert_int_equal(gpu_buffer_create(gpu, 4096, kind, &b[kind]), 0);
+		assert_true(b[kind].address != 0);
+		if (kind != GPU_MEMORY_DEVICE)
+			assert_non_null(b[kind].map);
+	}
+	for (int kind = GPU_MEMORY_DEVICE; kind <= GPU_MEMORY_READBACK; kind++)
+		gpu_buffer_destroy(gpu, &b[kind]);
+	struct gpu_buffer huge;
+	assert_int_equal(gpu_buffer_create(gpu, UINT64_MAX / 2, GPU_MEMORY_DEVICE, &huge), -E2BIG);
+	gpu_buffer_destroy(gpu, NULL);
+	harness_gpu_done(gpu);
+}
+
+static void test_gpu_reads_imported_host_memory_in_place(void **state)
+{
+	(void)state;
+	struct gpu *gpu = harness_gpu();
+	const struct gpu_info *info = gpu_get_info(gpu);
+	if (!info->host_import) {
+		struct gpu_buffer b;
+		assert_int_equal(gpu_buffer_import_host(gpu, NULL, 4096, &b), -ENOTSUP);
+		harness_gpu_done(gpu);
+		return;
+	}
+	size_t size = 1 << 20;
+	uint32_t *pages = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(pages != MAP_FAILED);
+	for (size_t i = 0; i < size / 4; i++)
+		pages[i] = (uint32_t)i;
+	struct gpu_buffer imported, out, scratch;
+	assert_int_equal(gpu_buffer_import_host(gpu, (char *)pages + 1, 4096, &imported), -EINVAL);
+	assert_int_equal(gpu_buffer_import_host(gpu, pages, size, &imported), 0);
+	assert_int_equal(gpu_buffer_create(gpu, 16, GPU_MEMORY_READBACK, &out), 0);
+	struct kern_job job = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_U32,
+				.n = size / 4, .src = imported.address, .dst = out.address };
+	assert_int_equal(gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &job), GPU_MEMORY_DEVICE, &scratch), 0);
+	job.scratch = scratch.address;
+	assert_int_equal(kern_validate(gpu, &job, NULL, 0), 0);
+	struct gpu_cmd *cmd;
+	uint64_t value;
+	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
+	kern_record(gpu, cmd, &job, 1);
+	assert_int_equal(gpu_cmd_submit(gpu, cmd, &value), 0);
+	assert_int_equal(gpu_wait(gpu, value, 60ull * 1000000000ull), 0);
+	assert_true(gpu_completed_value(gpu) >= value);
+	if (info->timestamp_period_ns > 0)
+		assert_true(gpu_cmd_elapsed_ns(gpu, cmd) > 0);
+	gpu_cmd_recycle(gpu, cmd);
+	uint32_t want = 0;
+	for (size_t i = 0; i < size / 4; i++)
+		want += (uint32_t)i;
+	assert_int_equal(kern_result_decode(&job, out.map).u32, want);
+	gpu_buffer_destroy(gpu, &imported);
+	gpu_buffer_destroy(gpu, &out);
+	gpu_buffer_destroy(gpu, &scratch);
+	munmap(pages, size);
+	harness_gpu_done(gpu);
+}
+
+static void test_gpu_wait_times_out_on_a_value_never_submitted(void **state)
+{
+	(void)state;
+	struct gpu *gpu = harness_gpu();
+	assert_int_equal(gpu_wait(gpu, gpu_last_submitted_value(gpu) + 1, 1000000), -ETIMEDOUT);
+	assert_false(gpu_is_lost(gpu));
+	harness_gpu_done(gpu);
+}
+
+static void test_gpu_injected_submit_failure_reports_device_lost(void **state)
+{
+	(void)state;
+	struct gpu *gpu = harness_gpu();
+	setenv("VKR_FAULT_SUBMIT_EVERY", "1", 1);
+	struct gpu_cmd *cmd;
+	uint64_t value = 0;
+	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
+	assert_int_equal(gpu_cmd_submit(gpu, cmd, &value), -EIO);
+	assert_true(gpu_is_lost(gpu));
+	unsetenv("VKR_FAULT_SUBMIT_EVERY");
+	harness_gpu_done(gpu);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpu_picks_a_device_and_reads_its_limits),
+		cmocka_unit_test(test_gpu_device_override_by_index_and_name),
+		cmocka_unit_test(test_gpu_unknown_device_is_a_clear_error),
+		cmocka_unit_test(test_gpu_buffers_of_every_kind_have_addresses),
+		cmocka_unit_test(test_gpu_reads_imported_host_memory_in_place),
+		cmocka_unit_test(test_gpu_wait_times_out_on_a_value_never_submitted),
+		cmocka_unit_test(test_gpu_injected_submit_failure_reports_device_lost),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
