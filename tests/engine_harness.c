@@ -128,13 +128,3 @@ uint64_t harness_seed(void)
 	}
 	return seed;
 }
-
-uint64_t harness_rand(uint64_t *state)
-{
-	uint64_t x = *state;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * 0x2545F4914F6CDD1Dull;
-}

@@ -36,7 +36,5 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count);
 
 /* The seed for random inputs: VKR_TEST_SEED or the time, printed once. */
 uint64_t harness_seed(void);
-/* xorshift64* */
-uint64_t harness_rand(uint64_t *state);
 
 #endif

@@ -4,12 +4,21 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine_harness.h"
 #include "kern_ref.h"
+
+uint64_t gen_rand(uint64_t *state)
+{
+	uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
 
 static double unit(uint64_t *rng)
 {
-	return (double)(harness_rand(rng) >> 11) * 0x1.0p-53; /* [0, 1) */
+	return (double)(gen_rand(rng) >> 11) * 0x1.0p-53; /* [0, 1) */
 }
 
 static vkr_value extreme(vkr_dtype dtype, uint64_t r)
@@ -55,7 +64,7 @@ void gen_fill(vkr_dtype dtype, vkr_op op, void *out, size_t n, uint64_t *rng)
 {
 	bool fp = dtype == VKR_DTYPE_F32 || dtype == VKR_DTYPE_F64;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t r = harness_rand(rng);
+		uint64_t r = gen_rand(rng);
 		vkr_value v;
 		memset(&v, 0, sizeof(v));
 		if (op == VKR_OP_COUNT) {
@@ -97,5 +106,5 @@ vkr_value gen_pick(vkr_dtype dtype, const void *data, size_t n, uint64_t *rng)
 	memset(&v, 0, sizeof(v));
 	if (n == 0)
 		return v;
-	return ref_get(dtype, data, harness_rand(rng) % n);
+	return ref_get(dtype, data, gen_rand(rng) % n);
 }

@@ -13,6 +13,8 @@
  * dtype's extreme values (for sums of floats, only moderate ones, so the error bound stays
  * meaningful). */
 void gen_fill(vkr_dtype dtype, vkr_op op, void *out, size_t n, uint64_t *rng);
+/* xorshift64*: the tests' and benchmarks' deterministic generator. */
+uint64_t gen_rand(uint64_t *state);
 /* An element of data (or 0 when empty), used as the comparison value of count. */
 vkr_value gen_pick(vkr_dtype dtype, const void *data, size_t n, uint64_t *rng);
 

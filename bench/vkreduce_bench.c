@@ -1,0 +1,363 @@
+/*
+ * vkreduce-bench: GPU time of every reduction and scan, op x dtype x size, from timestamp
+ * queries, beside the device's own copy bandwidth measured in the same run.
+ *
+ *   vkreduce-bench [--all] [--ops sum,min,...] [--dtypes f32,...] [--min-log2 K]
+ *                  [--max-log2 K] [--reps N] [--csv FILE] [--scan-only|--reduce-only]
+ *
+ * Each figure is the median of --reps runs of one job alone in its command buffer (the
+ * time between the command buffer's first and last timestamp). Bandwidth counts the bytes
+ * the operation must move at least: n * size for a reduction, 2 * n * size for a scan
+ * (read + write), 2 * bytes for a copy. The largest size of each op and dtype is checked
+ * against the CPU reference, so a fast wrong kernel cannot report a figure.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "kern.h"
+#include "kern_gen.h"
+#include "kern_ref.h"
+#include "proto_names.h"
+
+struct options {
+	bool ops[VKR_OP_COUNT_];
+	bool dtypes[VKR_DTYPE_COUNT_];
+	int min_log2, max_log2;
+	int reps;
+	bool reduce, scan;
+	const char *csv;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vkreduce-bench [options]\n"
+		"Times every reduction and scan on the Vulkan device (VKR_DEVICE picks one) with\n"
+		"timestamp queries, beside the device's copy bandwidth measured in the same run.\n\n"
+		"  --all               every op and dtype (the default)\n"
+		"  --ops LIST          comma-separated: sum,prod,min,max,count\n"
+		"  --dtypes LIST       comma-separated: f32,f64,i32,u32,i64,u64\n"
+		"  --min-log2 K        smallest size 2^K elements (default 10)\n"
+		"  --max-log2 K        largest size 2^K elements (default 28 on GPUs, 22 on CPUs)\n"
+		"  --reps N            runs per figure, median reported (default 20)\n"
+		"  --reduce-only, --scan-only\n"
+		"  --csv FILE          also write the table as CSV\n"
+		"  -h, --help\n");
+}
+
+static bool parse_list(const char *arg, bool *set, size_t count,
+		       bool (*parse)(const char *, size_t, unsigned *))
+{
+	memset(set, 0, count * sizeof(*set));
+	while (*arg) {
+		size_t len = strcspn(arg, ",");
+		unsigned v;
+		if (!parse(arg, len, &v)) {
+			fprintf(stderr, "vkreduce-bench: unknown name \"%.*s\"\n", (int)len, arg);
+			return false;
+		}
+		set[v] = true;
+		arg += len + (arg[len] == ',');
+	}
+	return true;
+}
+
+static bool parse_op(const char *s, size_t len, unsigned *out)
+{
+	vkr_op op;
+	bool ok = proto_op_parse(s, len, &op);
+	*out = op;
+	return ok;
+}
+
+static bool parse_dtype(const char *s, size_t len, unsigned *out)
+{
+	vkr_dtype d;
+	bool ok = proto_dtype_parse(s, len, &d);
+	*out = d;
+	return ok;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Submits what rec() records, waits, returns the command buffer's GPU time. */
+typedef void (*record_fn)(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx);
+
+static int time_once(struct gpu *gpu, record_fn rec, void *ctx, uint64_t *ns)
+{
+	struct gpu_cmd *cmd;
+	uint64_t value;
+	int rc = gpu_cmd_begin(gpu, &cmd);
+	if (rc < 0)
+		return rc;
+	rec(gpu, cmd, ctx);
+	rc = gpu_cmd_submit(gpu, cmd, &value);
+	if (rc < 0)
+		return rc;
+	rc = gpu_wait(gpu, value, 120ull * 1000000000ull);
+	if (rc < 0)
+		return rc;
+	*ns = gpu_cmd_elapsed_ns(gpu, cmd);
+	gpu_cmd_recycle(gpu, cmd);
+	return 0;
+}
+
+static int time_median(struct gpu *gpu, int reps, record_fn rec, void *ctx, double *us)
+{
+	uint64_t *t = calloc((size_t)reps, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	uint64_t warm;
+	int rc = time_once(gpu, rec, ctx, &warm); /* first run pays for caches and clocks */
+	for (int i = 0; i < reps && rc == 0; i++)
+		rc = time_once(gpu, rec, ctx, &t[i]);
+	if (rc == 0) {
+		qsort(t, (size_t)reps, sizeof(*t), cmp_u64);
+		*us = (double)t[reps / 2] / 1000.0;
+	}
+	free(t);
+	return rc;
+}
+
+struct copy_ctx {
+	struct gpu_buffer *src, *dst;
+	uint64_t bytes;
+};
+
+static void record_copy(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
+{
+	(void)gpu;
+	struct copy_ctx *c = ctx;
+	const VkBufferCopy region = { .srcOffset = 0, .dstOffset = 0, .size = c->bytes };
+	vkCmdCopyBuffer(gpu_cmd_handle(cmd), c->src->handle, c->dst->handle, 1, &region);
+}
+
+static void record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
+{
+	kern_record(gpu, cmd, ctx, 1);
+}
+
+/* Fills a device buffer with generated data through a staging buffer. */
+static int upload(struct gpu *gpu, struct gpu_buffer *dst, const void *data, uint64_t bytes)
+{
+	struct gpu_buffer staging;
+	int rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_UPLOAD, &staging);
+	if (rc < 0)
+		return rc;
+	memcpy(staging.map, data, bytes);
+	struct copy_ctx c = { .src = &staging, .dst = dst, .bytes = bytes };
+	uint64_t ns;
+	rc = time_once(gpu, record_copy, &c, &ns);
+	gpu_buffer_destroy(gpu, &staging);
+	return rc;
+}
+
+static FILE *csv;
+
+static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n, double us,
+		   double bytes, double copy_gbs)
+{
+	double gbs = bytes / (us * 1e3);
+	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f\n", kind, op, proto_dtype_name(dtype),
+	       (int)log2((double)n), us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0);
+	if (csv)
+		fprintf(csv, "%s,%s,%s,%llu,%.3f,%.2f,%.4f\n", kind, op, proto_dtype_name(dtype),
+			(unsigned long long)n, us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0);
+	fflush(stdout);
+}
+
+static int bench_dtype(struct gpu *gpu, const struct options *o, vkr_dtype dtype, double copy_gbs)
+{
+	uint64_t esize = proto_dtype_size(dtype);
+	uint64_t max_n = (uint64_t)1 << o->max_log2;
+	struct gpu_buffer in = { 0 }, out = { 0 }, scratch = { 0 };
+	void *host = malloc(max_n * esize);
+	uint64_t rng = 12345 + dtype;
+	int rc = host ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_DEVICE, &in);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_READBACK, &out);
+	/* Scratch: the largest a scan of max_n needs covers every reduction too. */
+	struct kern_job big = { .kind = KERN_SCAN, .dtype = dtype, .n = max_n };
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &big) + 65536, GPU_MEMORY_DEVICE, &scratch);
+	for (unsigned op = 0; op < VKR_OP_COUNT_ && rc == 0; op++) {
+		if (!o->ops[op])
+			continue;
+		/* Inputs suited to the op (products near 1) and the same for every size. */
+		gen_fill(dtype, op, host, max_n, &rng);
+		rc = upload(gpu, &in, host, max_n * esize);
+		for (int kind = 0; kind < 2 && rc == 0; kind++) {
+			if ((kind == 0 && !o->reduce) || (kind == 1 && (!o->scan || op == VKR_OP_COUNT)))
+				continue;
+			for (int k = o->min_log2; k <= o->max_log2 && rc == 0; k++) {
+				uint64_t n = (uint64_t)1 << k;
+				struct kern_job job = {
+					.kind = kind ? KERN_SCAN : KERN_REDUCE, .op = op, .dtype = dtype,
+					.cmp = VKR_CMP_GT, .n = n, .src = in.address,
+					.dst = out.address, .scratch = scratch.address,
+				};
+				char msg[256];
+				rc = kern_validate(gpu, &job, msg, sizeof(msg));
+				if (rc < 0) {
+					fprintf(stderr, "vkreduce-bench: %s\n", msg);
+					break;
+				}
+				double us;
+				rc = time_median(gpu, o->reps, record_job, &job, &us);
+				if (rc < 0)
+					break;
+				double bytes = (double)(n * esize) * (kind ? 2 : 1);
+				report(kind ? "scan" : "reduce", proto_op_name(op), dtype, n, us, bytes, copy_gbs);
+				if (k != o->max_log2)
+					continue;
+				/* The last run's output is still in place: check it. */
+				char why[256];
+				bool ok = kind ? ref_scan_check(op, dtype, false, host, n, out.map, why, sizeof(why))
+					       : ref_reduce_check(op, dtype, job.cmp, job.cmp_value, host, n,
+								  kern_result_decode(&job, out.map), why, sizeof(why));
+				if (!ok) {
+					fprintf(stderr, "vkreduce-bench: WRONG RESULT %s %s %s n=%llu: %s\n",
+						kind ? "scan" : "reduce", proto_op_name(op),
+						proto_dtype_name(dtype), (unsigned long long)n, why);
+					rc = -EPROTO;
+				}
+			}
+		}
+	}
+	gpu_buffer_destroy(gpu, &in);
+	gpu_buffer_destroy(gpu, &out);
+	gpu_buffer_destroy(gpu, &scratch);
+	free(host);
+	return rc;
+}
+
+static int measure_copy(struct gpu *gpu, const struct options *o, double *gbs)
+{
+	uint64_t bytes = ((uint64_t)1 << o->max_log2) * 4;
+	struct gpu_buffer a, b;
+	int rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_DEVICE, &a);
+	if (rc < 0)
+		return rc;
+	rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_DEVICE, &b);
+	if (rc < 0) {
+		gpu_buffer_destroy(gpu, &a);
+		return rc;
+	}
+	struct copy_ctx c = { .src = &a, .dst = &b, .bytes = bytes };
+	double us;
+	rc = time_median(gpu, o->reps, record_copy, &c, &us);
+	if (rc == 0) {
+		*gbs = 2.0 * (double)bytes / (us * 1e3);
+		printf("device copy (vkCmdCopyBuffer, read + write) of %llu MiB: %.2f us, %.1f GB/s\n",
+		       (unsigned long long)(bytes >> 20), us, *gbs);
+		if (csv)
+			fprintf(csv, "copy,copy,u8,%llu,%.3f,%.2f,1\n", (unsigned long long)bytes, us, *gbs);
+	}
+	gpu_buffer_destroy(gpu, &a);
+	gpu_buffer_destroy(gpu, &b);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .min_log2 = 10, .max_log2 = -1, .reps = 20, .reduce = true, .scan = true };
+	memset(o.ops, 1, sizeof(o.ops));
+	memset(o.dtypes, 1, sizeof(o.dtypes));
+	static const struct option long_opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "ops", required_argument, NULL, 'o' },
+		{ "dtypes", required_argument, NULL, 'd' },
+		{ "min-log2", required_argument, NULL, 'm' },
+		{ "max-log2", required_argument, NULL, 'M' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "reduce-only", no_argument, NULL, 'R' },
+		{ "scan-only", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': break;
+		case 'o':
+			if (!parse_list(optarg, o.ops, VKR_OP_COUNT_, parse_op))
+				return 2;
+			break;
+		case 'd':
+			if (!parse_list(optarg, o.dtypes, VKR_DTYPE_COUNT_, parse_dtype))
+				return 2;
+			break;
+		case 'm': o.min_log2 = atoi(optarg); break;
+		case 'M': o.max_log2 = atoi(optarg); break;
+		case 'r': o.reps = atoi(optarg); break;
+		case 'c': o.csv = optarg; break;
+		case 'R': o.scan = false; break;
+		case 'S': o.reduce = false; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || o.reps < 1 || o.min_log2 < 0) {
+		usage(stderr);
+		return 2;
+	}
+	struct gpu_config config = { .verbose = true };
+	struct gpu *gpu;
+	char err[512];
+	if (gpu_create(&config, &gpu, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vkreduce-bench: %s\n", err);
+		return 1;
+	}
+	const struct gpu_info *info = gpu_get_info(gpu);
+	if (o.max_log2 < 0)
+		o.max_log2 = strcmp(info->type, "cpu") == 0 ? 22 : 28;
+	if (o.max_log2 > 30 || o.min_log2 > o.max_log2) {
+		fprintf(stderr, "vkreduce-bench: sizes must satisfy min-log2 <= max-log2 <= 30\n");
+		return 2;
+	}
+	if (o.csv) {
+		csv = fopen(o.csv, "w");
+		if (!csv) {
+			fprintf(stderr, "vkreduce-bench: cannot write %s: %s\n", o.csv, strerror(errno));
+			return 1;
+		}
+		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy\n");
+	}
+	printf("device: %s (%s), subgroup %u, %u reduce workgroups, timestamp period %.3f ns\n",
+	       info->name, info->type, info->subgroup_size, info->reduce_workgroups,
+	       info->timestamp_period_ns);
+	if (info->timestamp_period_ns <= 0) {
+		fprintf(stderr, "vkreduce-bench: the device's queue has no timestamps\n");
+		return 1;
+	}
+	double copy_gbs = 0;
+	int rc = measure_copy(gpu, &o, &copy_gbs);
+	printf("%-7s %-5s %-4s %-5s %12s %10s %7s\n", "kind", "op", "type", "n", "gpu us", "GB/s", "of copy");
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_ && rc == 0; d++) {
+		if (!o.dtypes[d])
+			continue;
+		if (!gpu_supports_dtype(gpu, d)) {
+			printf("(%s not supported by this device)\n", proto_dtype_name(d));
+			continue;
+		}
+		rc = bench_dtype(gpu, &o, d, copy_gbs);
+	}
+	if (rc < 0)
+		fprintf(stderr, "vkreduce-bench: failed: %s\n", strerror(-rc));
+	if (csv)
+		fclose(csv);
+	gpu_destroy(gpu);
+	return rc < 0 ? 1 : 0;
+}
