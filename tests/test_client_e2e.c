@@ -1,0 +1,395 @@
+/*
+ * test_client_e2e.c: every method through libvkreduce against a real vkreduced (lavapipe in
+ * CI) on a temporary socket, checked against the CPU references of client_ref.c, inline and
+ * through shared memory. $VKREDUCED names the daemon binary (meson sets it).
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "client_ref.h"
+#include "vkreduce.h"
+
+static struct ref_daemon daemon_;
+static vkr_client *cl;
+static uint64_t rng;
+
+static const size_t sizes[] = { 1, 2, 255, 256, 257, 1000, 65537, 1000003 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+static const vkr_op reduce_ops[] = { VKR_OP_SUM, VKR_OP_PROD, VKR_OP_MIN, VKR_OP_MAX };
+static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
+static const char *const op_names[] = { "sum", "prod", "min", "max", "count" };
+
+static size_t esz(vkr_dtype t)
+{
+	return (t == VKR_DTYPE_F64 || t == VKR_DTYPE_I64 || t == VKR_DTYPE_U64) ? 8 : 4;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	rng = ref_seed("test_client_e2e");
+	if (ref_daemon_start(&daemon_, NULL) < 0)
+		return -1;
+	return vkr_connect(daemon_.socket, &cl) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	vkr_close(cl);
+	return ref_daemon_stop(&daemon_) == 0 ? 0 : -1;
+}
+
+static void check_reduce(vkr_op op, vkr_dtype t, const void *data, size_t n,
+                         const vkr_reduce_opts *opts, int err, vkr_value got)
+{
+	char why[256];
+	if (err != 0)
+		fail_msg("%s %s n=%zu: %s (%s)", op_names[op], dtype_names[t], n, vkr_strerror(err),
+		         vkr_last_error_message(cl));
+	if (!ref_reduce_ok(op, t, data, n, opts, got, why, sizeof(why)))
+		fail_msg("%s %s n=%zu: %s", op_names[op], dtype_names[t], n, why);
+}
+
+static void test_ping_answers_pong(void **state)
+{
+	(void)state;
+	assert_int_equal(vkr_ping(cl), 0);
+}
+
+static void test_hello_reports_device_ops_dtypes_and_limits(void **state)
+{
+	vkr_kvlist *kv;
+	(void)state;
+	assert_int_equal(vkr_hello(cl, "test_client_e2e", &kv), 0);
+	const vkr_kv *name = vkr_kvlist_find(kv, "device.name");
+	assert_non_null(name);
+	assert_int_equal(name->type, VKR_KV_STR);
+	assert_true(strlen(name->v.s) > 0);
+	const vkr_kv *dtypes = vkr_kvlist_find(kv, "dtypes");
+	assert_non_null(dtypes);
+	assert_int_equal(dtypes->type, VKR_KV_STR);
+	assert_non_null(strstr(dtypes->v.s, "f64"));
+	assert_non_null(vkr_kvlist_find(kv, "ops"));
+	assert_non_null(vkr_kvlist_find(kv, "version"));
+	bool limits = false;
+	for (size_t i = 0; i < kv->count; i++)
+		limits |= strncmp(kv->items[i].key, "limits.", 7) == 0;
+	assert_true(limits);
+	vkr_kvlist_free(kv);
+}
+
+static void test_reduce_inline_every_op_and_dtype_matches_cpu(void **state)
+{
+	(void)state;
+	void *buf = malloc(sizes[NSIZES - 1] * 8);
+	assert_non_null(buf);
+	for (size_t si = 0; si < NSIZES; si++)
+		for (size_t oi = 0; oi < 4; oi++)
+			for (int t = 0; t < VKR_DTYPE_COUNT_; t++) {
+				vkr_value got;
+				size_t n = sizes[si];
+				ref_fill(&rng, reduce_ops[oi], (vkr_dtype)t, buf, n);
+				int err = vkr_reduce(cl, reduce_ops[oi], (vkr_dtype)t, buf, n, NULL, &got);
+				check_reduce(reduce_ops[oi], (vkr_dtype)t, buf, n, NULL, err, got);
+			}
+	free(buf);
+}
+
+static void test_reduce_of_nothing_is_neutral_or_invalid_for_min_max(void **state)
+{
+	vkr_value v;
+	(void)state;
+	for (int t = 0; t < VKR_DTYPE_COUNT_; t++) {
+		assert_int_equal(vkr_reduce(cl, VKR_OP_SUM, (vkr_dtype)t, NULL, 0, NULL, &v), 0);
+		check_reduce(VKR_OP_SUM, (vkr_dtype)t, NULL, 0, NULL, 0, v);
+		assert_int_equal(vkr_reduce(cl, VKR_OP_PROD, (vkr_dtype)t, NULL, 0, NULL, &v), 0);
+		check_reduce(VKR_OP_PROD, (vkr_dtype)t, NULL, 0, NULL, 0, v);
+		assert_int_equal(vkr_reduce(cl, VKR_OP_COUNT, (vkr_dtype)t, NULL, 0, NULL, &v), 0);
+		assert_int_equal(v.u64, 0);
+		assert_int_equal(vkr_reduce(cl, VKR_OP_MIN, (vkr_dtype)t, NULL, 0, NULL, &v),
+		                 VKR_EINVALID_ARGUMENT);
+		assert_int_equal(vkr_reduce(cl, VKR_OP_MAX, (vkr_dtype)t, NULL, 0, NULL, &v),
+		                 VKR_EINVALID_ARGUMENT);
+	}
+	assert_int_equal(vkr_ping(cl), 0);
+}
+
+static void test_count_if_every_cmp_and_dtype_matches_cpu(void **state)
+{
+	(void)state;
+	size_t n = 10007;
+	unsigned char *buf = malloc(n * 8);
+	assert_non_null(buf);
+	for (int t = 0; t < VKR_DTYPE_COUNT_; t++) {
+		/* Few distinct values, so that eq and ne are both far from 0 and n. */
+		for (size_t i = 0; i < n; i++) {
+			vkr_value v;
+			int64_t k = (int64_t)(ref_rand(&rng) % 7) - (t == VKR_DTYPE_U32 || t == VKR_DTYPE_U64 ? 0 : 3);
+			switch (t) {
+			case VKR_DTYPE_F32: v.f32 = (float)k * 0.5f; break;
+			case VKR_DTYPE_F64: v.f64 = (double)k * 0.5; break;
+			case VKR_DTYPE_I32: v.i32 = (int32_t)k; break;
+			case VKR_DTYPE_U32: v.u32 = (uint32_t)k; break;
+			case VKR_DTYPE_I64: v.i64 = k; break;
+			default: v.u64 = (uint64_t)k; break;
+			}
+			memcpy(buf + i * esz((vkr_dtype)t), &v, esz((vkr_dtype)t));
+		}
+		for (int cmp = 0; cmp < VKR_CMP_COUNT_; cmp++) {
+			vkr_reduce_opts o = { .cmp = (vkr_cmp)cmp };
+			memcpy(&o.value, buf + 5 * esz((vkr_dtype)t), esz((vkr_dtype)t));
+			vkr_value got;
+			int err = vkr_reduce(cl, VKR_OP_COUNT, (vkr_dtype)t, buf, n, &o, &got);
+			check_reduce(VKR_OP_COUNT, (vkr_dtype)t, buf, n, &o, err, got);
+		}
+	}
+	free(buf);
+}
+
+static void test_min_max_propagate_nan(void **state)
+{
+	(void)state;
+	float f[1000];
+	double d[1000];
+	for (int i = 0; i < 1000; i++) {
+		f[i] = (float)i;
+		d[i] = i;
+	}
+	f[777] = NAN;
+	d[3] = NAN;
+	vkr_value v;
+	assert_int_equal(vkr_reduce(cl, VKR_OP_MIN, VKR_DTYPE_F32, f, 1000, NULL, &v), 0);
+	assert_true(isnan(v.f32));
+	assert_int_equal(vkr_reduce(cl, VKR_OP_MAX, VKR_DTYPE_F32, f, 1000, NULL, &v), 0);
+	assert_true(isnan(v.f32));
+	assert_int_equal(vkr_reduce(cl, VKR_OP_MIN, VKR_DTYPE_F64, d, 1000, NULL, &v), 0);
+	assert_true(isnan(v.f64));
+	assert_int_equal(vkr_reduce(cl, VKR_OP_MAX, VKR_DTYPE_F64, d, 1000, NULL, &v), 0);
+	assert_true(isnan(v.f64));
+}
+
+static void test_scan_inline_inclusive_and_exclusive_match_cpu(void **state)
+{
+	(void)state;
+	static const size_t scan_sizes[] = { 1, 511, 512, 513, 100003 };
+	size_t maxn = 100003;
+	void *in = malloc(maxn * 8), *out = malloc(maxn * 8);
+	char why[256];
+	assert_non_null(in);
+	assert_non_null(out);
+	for (size_t si = 0; si < 5; si++)
+		for (size_t oi = 0; oi < 4; oi++)
+			for (int t = 0; t < VKR_DTYPE_COUNT_; t++)
+				for (int ex = 0; ex < 2; ex++) {
+					size_t n = scan_sizes[si];
+					ref_fill(&rng, reduce_ops[oi], (vkr_dtype)t, in, n);
+					int err = vkr_scan(cl, reduce_ops[oi], (vkr_dtype)t, in, n, ex, out);
+					if (err)
+						fail_msg("scan %s %s n=%zu: %s (%s)", op_names[reduce_ops[oi]],
+						         dtype_names[t], n, vkr_strerror(err),
+						         vkr_last_error_message(cl));
+					if (!ref_scan_ok(reduce_ops[oi], (vkr_dtype)t, in, n, ex, out, why,
+					                 sizeof(why)))
+						fail_msg("scan %s %s n=%zu exclusive=%d: %s", op_names[reduce_ops[oi]],
+						         dtype_names[t], n, ex, why);
+				}
+	free(in);
+	free(out);
+}
+
+static void test_reduce_through_shm_matches_cpu_at_offsets(void **state)
+{
+	(void)state;
+	size_t n = 300001, bytes = (n + 64) * 8;
+	vkr_shm *shm;
+	vkr_region r;
+	assert_int_equal(vkr_shm_create(bytes, &shm), 0);
+	assert_int_equal(vkr_shm_register(cl, shm, false, &r), 0);
+	for (size_t oi = 0; oi < 4; oi++)
+		for (int t = 0; t < VKR_DTYPE_COUNT_; t++) {
+			size_t off = 16 * esz((vkr_dtype)t); /* not at the start of the region */
+			unsigned char *p = (unsigned char *)vkr_shm_data(shm) + off;
+			ref_fill(&rng, reduce_ops[oi], (vkr_dtype)t, p, n);
+			vkr_value got;
+			int err = vkr_reduce_shm(cl, reduce_ops[oi], (vkr_dtype)t, r, off, n, NULL, &got);
+			check_reduce(reduce_ops[oi], (vkr_dtype)t, p, n, NULL, err, got);
+		}
+	/* count-if through shm too */
+	vkr_reduce_opts o = { .cmp = VKR_CMP_GT, .value.f32 = 0.25f };
+	float *fp = vkr_shm_data(shm);
+	ref_fill(&rng, VKR_OP_SUM, VKR_DTYPE_F32, fp, n);
+	vkr_value got;
+	int err = vkr_reduce_shm(cl, VKR_OP_COUNT, VKR_DTYPE_F32, r, 0, n, &o, &got);
+	check_reduce(VKR_OP_COUNT, VKR_DTYPE_F32, fp, n, &o, err, got);
+	assert_int_equal(vkr_shm_unregister(cl, r), 0);
+	vkr_shm_free(shm);
+}
+
+static void test_scan_shm_into_writable_region_matches_cpu(void **state)
+{
+	(void)state;
+	size_t n = 200003;
+	vkr_shm *src, *dst;
+	vkr_region rs, rd;
+	char why[256];
+	assert_int_equal(vkr_shm_create(n * 8, &src), 0);
+	assert_int_equal(vkr_shm_create(n * 8 + 4096, &dst), 0);
+	assert_int_equal(vkr_shm_register(cl, src, false, &rs), 0);
+	assert_int_equal(vkr_shm_register(cl, dst, true, &rd), 0);
+	for (size_t oi = 0; oi < 4; oi++)
+		for (int t = 0; t < VKR_DTYPE_COUNT_; t++)
+			for (int ex = 0; ex < 2; ex++) {
+				ref_fill(&rng, reduce_ops[oi], (vkr_dtype)t, vkr_shm_data(src), n);
+				memset(vkr_shm_data(dst), 0x5a, n * 8 + 4096);
+				int err = vkr_scan_shm(cl, reduce_ops[oi], (vkr_dtype)t, rs, 0, n, ex, rd,
+				                       4096);
+				if (err)
+					fail_msg("scan_shm: %s (%s)", vkr_strerror(err), vkr_last_error_message(cl));
+				const unsigned char *out = (const unsigned char *)vkr_shm_data(dst) + 4096;
+				if (!ref_scan_ok(reduce_ops[oi], (vkr_dtype)t, vkr_shm_data(src), n, ex, out,
+				                 why, sizeof(why)))
+					fail_msg("scan_shm %s %s exclusive=%d: %s", op_names[reduce_ops[oi]],
+					         dtype_names[t], ex, why);
+				/* Nothing before the destination offset was touched. */
+				assert_int_equal(((unsigned char *)vkr_shm_data(dst))[4095], 0x5a);
+			}
+	/* In place: the writable region is both source and destination. */
+	uint32_t *u = vkr_shm_data(dst);
+	for (size_t i = 0; i < 1000; i++)
+		u[i] = (uint32_t)i;
+	assert_int_equal(vkr_scan_shm(cl, VKR_OP_SUM, VKR_DTYPE_U32, rd, 0, 1000, false, rd, 0), 0);
+	assert_int_equal(u[999], 999 * 1000 / 2);
+	assert_int_equal(vkr_shm_unregister(cl, rs), 0);
+	assert_int_equal(vkr_shm_unregister(cl, rd), 0);
+	vkr_shm_free(src);
+	vkr_shm_free(dst);
+}
+
+static void test_bad_region_requests_are_refused_and_connection_serves_on(void **state)
+{
+	(void)state;
+	vkr_shm *shm;
+	vkr_region r;
+	vkr_value v;
+	assert_int_equal(vkr_shm_create(4096, &shm), 0);
+	assert_int_equal(vkr_shm_register(cl, shm, false, &r), 0);
+	/* Past the end, and an offset that overflows when the length is added. */
+	assert_int_equal(vkr_reduce_shm(cl, VKR_OP_SUM, VKR_DTYPE_F32, r, 0, 1025, NULL, &v),
+	                 VKR_EINVALID_ARGUMENT);
+	assert_true(strlen(vkr_last_error_message(cl)) > 0);
+	assert_int_equal(vkr_reduce_shm(cl, VKR_OP_SUM, VKR_DTYPE_F32, r, UINT64_MAX - 2, 4, NULL,
+	                                &v),
+	                 VKR_EINVALID_ARGUMENT);
+	/* Writing into a read-only region is refused. */
+	assert_true(vkr_scan_shm(cl, VKR_OP_SUM, VKR_DTYPE_F32, r, 0, 16, false, r, 0) < 0);
+	/* Unknown and unregistered regions. */
+	assert_int_equal(vkr_reduce_shm(cl, VKR_OP_SUM, VKR_DTYPE_F32, r + 1000, 0, 1, NULL, &v),
+	                 VKR_ENO_SUCH_REGION);
+	assert_int_equal(vkr_shm_unregister(cl, r), 0);
+	assert_int_equal(vkr_reduce_shm(cl, VKR_OP_SUM, VKR_DTYPE_F32, r, 0, 1, NULL, &v),
+	                 VKR_ENO_SUCH_REGION);
+	assert_int_equal(vkr_shm_unregister(cl, r), VKR_ENO_SUCH_REGION);
+	assert_int_equal(vkr_ping(cl), 0);
+	vkr_shm_free(shm);
+}
+
+struct tally {
+	int calls;
+	int status;
+	vkr_value v;
+};
+
+static void on_reduce(vkr_client *c, int status, const vkr_value *v, void *ud)
+{
+	struct tally *t = ud;
+	(void)c;
+	t->calls++;
+	t->status = status;
+	if (v)
+		t->v = *v;
+}
+
+static void on_scan(vkr_client *c, int status, uint64_t count, void *ud)
+{
+	struct tally *t = ud;
+	(void)c;
+	t->calls++;
+	t->status = status;
+	t->v.u64 = count;
+}
+
+static void test_async_pipelined_requests_are_each_answered_once(void **state)
+{
+	(void)state;
+	enum { N = 200, LEN = 3000 };
+	static int32_t in[N][LEN], out[N][LEN];
+	static struct tally tr[N], ts[N];
+	char why[256];
+	memset(tr, 0, sizeof(tr));
+	memset(ts, 0, sizeof(ts));
+	for (int i = 0; i < N; i++) {
+		size_t n = 1 + (size_t)(ref_rand(&rng) % LEN);
+		ref_fill(&rng, VKR_OP_SUM, VKR_DTYPE_I32, in[i], n);
+		tr[i].v.u64 = n; /* remember n until the reply overwrites it */
+		assert_int_equal(vkr_reduce_async(cl, VKR_OP_SUM, VKR_DTYPE_I32, in[i], n, NULL,
+		                                  on_reduce, &tr[i]),
+		                 0);
+		assert_int_equal(vkr_scan_async(cl, VKR_OP_MAX, VKR_DTYPE_I32, in[i], n, i % 2,
+		                                out[i], on_scan, &ts[i]),
+		                 0);
+	}
+	assert_int_equal(vkr_flush(cl, 30000), 0);
+	while (vkr_pending(cl) > 0)
+		assert_true(vkr_dispatch(cl, 30000) > 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(tr[i].calls, 1);
+		assert_int_equal(ts[i].calls, 1);
+		assert_int_equal(tr[i].status, 0);
+		assert_int_equal(ts[i].status, 0);
+		size_t n = (size_t)ts[i].v.u64;
+		if (!ref_reduce_ok(VKR_OP_SUM, VKR_DTYPE_I32, in[i], n, NULL, tr[i].v, why, sizeof(why)))
+			fail_msg("async reduce %d: %s", i, why);
+		if (!ref_scan_ok(VKR_OP_MAX, VKR_DTYPE_I32, in[i], n, i % 2, out[i], why, sizeof(why)))
+			fail_msg("async scan %d: %s", i, why);
+	}
+}
+
+static void test_stats_count_requests_and_batches(void **state)
+{
+	vkr_kvlist *kv;
+	(void)state;
+	assert_int_equal(vkr_stats(cl, &kv), 0);
+	assert_true(vkr_kvlist_number(kv, "requests_total", 0) > 100);
+	assert_true(vkr_kvlist_number(kv, "batches", 0) > 0);
+	assert_true(vkr_kvlist_number(kv, "errors_total", 0) > 0); /* the refused ones above */
+	vkr_kvlist_free(kv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ping_answers_pong),
+		cmocka_unit_test(test_hello_reports_device_ops_dtypes_and_limits),
+		cmocka_unit_test(test_reduce_inline_every_op_and_dtype_matches_cpu),
+		cmocka_unit_test(test_reduce_of_nothing_is_neutral_or_invalid_for_min_max),
+		cmocka_unit_test(test_count_if_every_cmp_and_dtype_matches_cpu),
+		cmocka_unit_test(test_min_max_propagate_nan),
+		cmocka_unit_test(test_scan_inline_inclusive_and_exclusive_match_cpu),
+		cmocka_unit_test(test_reduce_through_shm_matches_cpu_at_offsets),
+		cmocka_unit_test(test_scan_shm_into_writable_region_matches_cpu),
+		cmocka_unit_test(test_bad_region_requests_are_refused_and_connection_serves_on),
+		cmocka_unit_test(test_async_pipelined_requests_are_each_answered_once),
+		cmocka_unit_test(test_stats_count_requests_and_batches),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
