@@ -1,0 +1,684 @@
+/* batch.c: group commit of jobs into command buffers, and their completion. */
+#include "batch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "gpu_ring.h"
+#include "log.h"
+#include "proto_names.h"
+#include "shm.h"
+
+/* The completion thread waits in slices so that it notices a stop request. */
+#define WAIT_SLICE_NS (200ull * 1000 * 1000)
+#define MAX_IN_FLIGHT 32
+
+/* One submitted command buffer and the jobs recorded into it. */
+struct inflight {
+	uint64_t value;            /* timeline value that signals completion */
+	struct gpu_cmd *cmd;       /* owned until recycled */
+	struct batch_job **jobs;   /* owned array of owned jobs */
+	size_t count;
+	struct inflight *next;     /* borrowed: next newer batch */
+};
+
+struct batch {
+	struct vkrd *d;                  /* borrowed */
+	struct gpu_ring upload;          /* inputs, host-visible */
+	struct gpu_ring readback;        /* reduce slots and scan outputs, host-visible */
+	struct gpu_ring scratch;         /* kernel scratch, device-local */
+	bool rings_ready;
+	uv_check_t check;                /* end-of-turn flush */
+	uv_async_t async;                /* completion thread -> loop */
+	bool handles_open;
+
+	struct conn *rr_head, *rr_tail;  /* borrowed: connections with queued jobs, in turn */
+	size_t pending;                  /* jobs queued on all lanes */
+	struct inflight *oldest, *newest; /* owned: batches on the GPU, oldest first */
+	size_t inflight_count;
+	struct batch_job **sel;          /* owned: scratch array of max_batch_jobs */
+	struct kern_job *kjobs;          /* owned: scratch array of max_batch_jobs */
+
+	/* Shared with the completion thread, under mu. */
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t wait_values[MAX_IN_FLIGHT]; /* submitted values to wait for, in order */
+	unsigned wait_first, wait_count;
+	uint64_t done_value;             /* every value <= this has completed */
+	bool lost;                       /* gpu_wait reported device loss */
+	bool stop;
+};
+
+/* ---- completion thread ----------------------------------------------------------------- */
+
+static void *completion_main(void *arg)
+{
+	struct batch *b = arg;
+
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		uint64_t value;
+		int r;
+
+		while (b->wait_count == 0 && !b->stop)
+			pthread_cond_wait(&b->cv, &b->mu);
+		if (b->stop)
+			break;
+		value = b->wait_values[b->wait_first];
+		pthread_mutex_unlock(&b->mu);
+		r = gpu_wait(b->d->gpu, value, WAIT_SLICE_NS);
+		pthread_mutex_lock(&b->mu);
+		if (r == -ETIMEDOUT)
+			continue;
+		b->wait_first = (b->wait_first + 1) % MAX_IN_FLIGHT;
+		b->wait_count--;
+		if (r == 0)
+			b->done_value = value;
+		else
+			b->lost = true;
+		uv_async_send(&b->async);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/* ---- queues ---------------------------------------------------------------------------- */
+
+static void schedule(struct batch *b, struct conn *conn, bool front)
+{
+	if (conn->lane.scheduled)
+		return;
+	conn->lane.scheduled = true;
+	if (front) {
+		conn->lane.rr_next = b->rr_head;
+		b->rr_head = conn;
+		if (!b->rr_tail)
+			b->rr_tail = conn;
+	} else {
+		conn->lane.rr_next = NULL;
+		if (b->rr_tail)
+			b->rr_tail->lane.rr_next = conn;
+		else
+			b->rr_head = conn;
+		b->rr_tail = conn;
+	}
+}
+
+void batch_enqueue(struct batch *b, struct batch_job *job)
+{
+	struct batch_lane *lane = &job->conn->lane;
+
+	job->next = NULL;
+	if (lane->tail)
+		lane->tail->next = job;
+	else
+		lane->head = job;
+	lane->tail = job;
+	lane->count++;
+	b->pending++;
+	schedule(b, job->conn, false);
+}
+
+/* Takes the next job in round-robin order: one from the first connection, which then goes to
+ * the back of the line if it has more. */
+static struct batch_job *take_next(struct batch *b)
+{
+	struct conn *conn = b->rr_head;
+	struct batch_job *job;
+
+	if (!conn)
+		return NULL;
+	b->rr_head = conn->lane.rr_next;
+	if (!b->rr_head)
+		b->rr_tail = NULL;
+	conn->lane.scheduled = false;
+	conn->lane.rr_next = NULL;
+	job = conn->lane.head;
+	conn->lane.head = job->next;
+	if (!conn->lane.head)
+		conn->lane.tail = NULL;
+	conn->lane.count--;
+	b->pending--;
+	job->next = NULL;
+	if (conn->lane.count)
+		schedule(b, conn, false);
+	return job;
+}
+
+/* Puts a job back at the front of its lane and its connection at the front of the line. */
+static void untake(struct batch *b, struct batch_job *job)
+{
+	struct conn *conn = job->conn;
+
+	job->next = conn->lane.head;
+	conn->lane.head = job;
+	if (!conn->lane.tail)
+		conn->lane.tail = job;
+	conn->lane.count++;
+	b->pending++;
+	if (conn->lane.scheduled) {
+		/* Move it to the front: unlink first. */
+		struct conn **pp = &b->rr_head, *prev = NULL;
+		while (*pp != conn) {
+			prev = *pp;
+			pp = &(*pp)->lane.rr_next;
+		}
+		*pp = conn->lane.rr_next;
+		if (b->rr_tail == conn)
+			b->rr_tail = prev;
+		conn->lane.scheduled = false;
+	}
+	schedule(b, conn, true);
+}
+
+void batch_job_free(struct vkrd *d, struct batch_job *job)
+{
+	struct conn *conn = job->conn;
+
+	conn->requests_in_flight--;
+	conn->bytes_in_flight -= job->charged_bytes;
+	if (job->zone)
+		msgpack_zone_free(job->zone);
+	shm_region_unref(job->src_region);
+	shm_region_unref(job->dst_region);
+	gpu_buffer_destroy(d->gpu, &job->own_src);
+	gpu_buffer_destroy(d->gpu, &job->own_dst);
+	gpu_buffer_destroy(d->gpu, &job->own_scratch);
+	free(job);
+	conn_unref(conn);
+}
+
+void batch_drop_conn(struct batch *b, struct conn *conn)
+{
+	struct batch_job *job;
+
+	if (conn->lane.scheduled) {
+		struct conn **pp = &b->rr_head, *prev = NULL;
+		while (*pp != conn) {
+			prev = *pp;
+			pp = &(*pp)->lane.rr_next;
+		}
+		*pp = conn->lane.rr_next;
+		if (b->rr_tail == conn)
+			b->rr_tail = prev;
+		conn->lane.scheduled = false;
+	}
+	/* Queued jobs never reach the GPU; freeing one may drop the last reference to conn
+	 * only after the loop, because the socket still holds its own. */
+	while ((job = conn->lane.head)) {
+		conn->lane.head = job->next;
+		conn->lane.count--;
+		b->pending--;
+		b->d->stats.jobs_dropped++;
+		batch_job_free(b->d, job);
+	}
+	conn->lane.tail = NULL;
+}
+
+bool batch_idle(const struct batch *b)
+{
+	return b->pending == 0 && b->inflight_count == 0;
+}
+
+/* ---- placement ------------------------------------------------------------------------- */
+
+/* Allocates from a ring, or (too big for it, or force) a buffer of the job's own.
+ * Returns 0, -EAGAIN (ring full for now) or another -errno. */
+static int alloc_space(struct batch *b, struct gpu_ring *ring, struct gpu_buffer *own,
+		       enum gpu_memory_kind kind, uint64_t bytes, uint64_t align, bool force,
+		       uint64_t *address, void **host)
+{
+	uint64_t offset;
+	int r;
+
+	if (own->size == 0) {
+		r = gpu_ring_alloc(ring, bytes, align, &offset);
+		if (r == 0) {
+			*address = ring->buffer.address + offset;
+			*host = ring->buffer.map ? (char *)ring->buffer.map + offset : NULL;
+			return 0;
+		}
+		if ((r == -EAGAIN || r == -EBUSY) && !force)
+			return -EAGAIN;
+		if (r != -E2BIG && r != -EAGAIN && r != -EBUSY)
+			return r;
+		r = gpu_buffer_create(b->d->gpu, bytes, kind, own);
+		if (r)
+			return r;
+		b->d->stats.dedicated_buffers++;
+	}
+	*address = own->address;
+	*host = own->map;
+	return 0;
+}
+
+/* Gives the job its input, output and scratch addresses. force: make room with buffers of
+ * the job's own when a ring is full (used when nothing else could free ring space). */
+static int place(struct batch *b, struct batch_job *job, bool force)
+{
+	struct kern_job *k = &job->kern;
+	uint64_t esize = proto_dtype_size(k->dtype);
+	uint64_t bytes = k->n * esize;
+	uint64_t scratch_bytes;
+	void *host = NULL;
+	int r;
+
+	/* Output first: the reduce slot's address also serves as the input of an empty
+	 * reduction, which reads nothing. */
+	if (k->kind == KERN_REDUCE) {
+		r = alloc_space(b, &b->readback, &job->own_dst, GPU_MEMORY_READBACK, 8, 8, force, &k->dst, &host);
+		job->dst_host = host;
+	} else if (job->dst_region && job->dst_region->imported) {
+		k->dst = job->dst_region->import.address + job->dst_offset;
+		job->dst_host = (char *)job->dst_region->map + job->dst_offset;
+		r = 0;
+	} else {
+		r = alloc_space(b, &b->readback, &job->own_dst, GPU_MEMORY_READBACK, bytes, 16, force, &k->dst,
+				&host);
+		job->dst_host = host;
+	}
+	if (r)
+		return r;
+
+	if (bytes == 0) {
+		k->src = k->dst;
+		job->src_host = NULL;
+	} else if (job->src_region && job->src_region->imported) {
+		k->src = job->src_region->import.address + job->src_offset;
+		job->src_host = NULL;
+	} else {
+		r = alloc_space(b, &b->upload, &job->own_src, GPU_MEMORY_UPLOAD, bytes, 16, force, &k->src, &host);
+		if (r)
+			return r;
+		job->src_host = host;
+	}
+
+	scratch_bytes = kern_scratch_bytes(b->d->gpu, k);
+	k->scratch = 0;
+	if (scratch_bytes > 0) {
+		r = alloc_space(b, &b->scratch, &job->own_scratch, GPU_MEMORY_DEVICE, scratch_bytes, 16, force,
+				&k->scratch, &host);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static void rollback_rings(struct batch *b)
+{
+	gpu_ring_rollback(&b->upload);
+	gpu_ring_rollback(&b->readback);
+	gpu_ring_rollback(&b->scratch);
+}
+
+/* Answers a job that could not run and frees it. */
+static void fail_job(struct batch *b, struct batch_job *job, int code, const char *what)
+{
+	if (!job->conn->closing)
+		conn_reply_error(job->conn, job->msgid, code, "%s", what);
+	batch_job_free(b->d, job);
+}
+
+/* ---- submission ------------------------------------------------------------------------ */
+
+static void fail_all(struct batch *b, struct batch_job **jobs, size_t count, int code, const char *what)
+{
+	for (size_t i = 0; i < count; i++)
+		fail_job(b, jobs[i], code, what);
+}
+
+/* Records and submits one batch. Returns the number of jobs submitted, 0 when none could be
+ * placed now (rings full until a batch completes), or -errno. */
+static int submit_one(struct batch *b)
+{
+	struct vkrd *d = b->d;
+	struct gpu *gpu = d->gpu;
+	struct inflight *f;
+	struct gpu_cmd *cmd;
+	bool force0 = b->inflight_count == 0;
+	bool multi = false;
+	uint64_t now, value;
+	size_t count = 0;
+	int r;
+
+	while (count < d->limits.max_batch_jobs) {
+		struct batch_job *job = take_next(b);
+		if (!job)
+			break;
+		r = place(b, job, count == 0 && force0);
+		if (r == -EAGAIN) {
+			untake(b, job);
+			/* The refused job may hold partial ring space; only a full rollback can drop
+			 * it, so place the accepted jobs again (same sizes, same order, same ring
+			 * state: the same offsets). */
+			rollback_rings(b);
+			for (size_t i = 0; i < count; i++) {
+				if (place(b, b->sel[i], i == 0 && force0) != 0) {
+					log_error("batch: re-placing %zu jobs failed; retrying later", count);
+					rollback_rings(b);
+					while (count > 0)
+						untake(b, b->sel[--count]);
+					return 0;
+				}
+			}
+			break;
+		}
+		if (r) {
+			char what[160];
+			snprintf(what, sizeof(what), "src: no device memory for %" PRIu64 " elements (%s)",
+				 job->kern.n, strerror(-r));
+			fail_job(b, job, VKR_WIRE_TOO_LARGE, what);
+			continue;
+		}
+		b->sel[count++] = job;
+	}
+	if (count == 0) {
+		rollback_rings(b);
+		return 0;
+	}
+
+	now = vkrd_now_ns();
+	for (size_t i = 0; i < count; i++) {
+		struct batch_job *job = b->sel[i];
+		uint64_t bytes = job->kern.n * proto_dtype_size(job->kern.dtype);
+		uint64_t queued = now - job->enqueue_ns;
+		if (job->src_host && bytes > 0) {
+			const void *from = job->src_region ? (const char *)job->src_region->map + job->src_offset :
+							     job->inline_data;
+			memcpy(job->src_host, from, bytes);
+		}
+		/* The inline bytes are in the staging ring now: let the unpacker reuse its buffer. */
+		if (job->zone) {
+			msgpack_zone_free(job->zone);
+			job->zone = NULL;
+			job->inline_data = NULL;
+		}
+		b->kjobs[i] = job->kern;
+		multi |= job->conn != b->sel[0]->conn;
+		d->stats.queue_ns += queued;
+		if (queued > d->stats.queue_ns_max)
+			d->stats.queue_ns_max = queued;
+	}
+
+	f = calloc(1, sizeof(*f));
+	if (f)
+		f->jobs = malloc(count * sizeof(*f->jobs));
+	if (!f || !f->jobs) {
+		free(f);
+		rollback_rings(b);
+		fail_all(b, b->sel, count, VKR_WIRE_INTERNAL, "out of memory");
+		return -ENOMEM;
+	}
+	r = gpu_cmd_begin(gpu, &cmd);
+	if (r) {
+		free(f->jobs);
+		free(f);
+		rollback_rings(b);
+		fail_all(b, b->sel, count, VKR_WIRE_INTERNAL, "could not begin a command buffer");
+		return r;
+	}
+	kern_record(gpu, cmd, b->kjobs, count);
+	r = gpu_cmd_submit(gpu, cmd, &value);
+	if (r) {
+		free(f->jobs);
+		free(f);
+		rollback_rings(b);
+		d->stats.device_lost += r == -EIO;
+		log_error("batch: submit of %zu jobs failed: %s", count, strerror(-r));
+		fail_all(b, b->sel, count, r == -EIO ? VKR_WIRE_DEVICE_LOST : VKR_WIRE_INTERNAL,
+			 r == -EIO ? "the device was lost" : "submit failed");
+		return r;
+	}
+	if (gpu_ring_fence(&b->upload, value) || gpu_ring_fence(&b->readback, value) ||
+	    gpu_ring_fence(&b->scratch, value))
+		log_error("batch: ring fence failed; ring space may be reclaimed late");
+	memcpy(f->jobs, b->sel, count * sizeof(*f->jobs));
+	f->count = count;
+	f->cmd = cmd;
+	f->value = value;
+	if (b->newest)
+		b->newest->next = f;
+	else
+		b->oldest = f;
+	b->newest = f;
+	b->inflight_count++;
+	stats_count_batch(&d->stats, count, multi ? 2 : 1);
+
+	pthread_mutex_lock(&b->mu);
+	b->wait_values[(b->wait_first + b->wait_count) % MAX_IN_FLIGHT] = value;
+	b->wait_count++;
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	return (int)count;
+}
+
+static void on_check(uv_check_t *handle)
+{
+	struct batch *b = handle->data;
+	struct vkrd *d = b->d;
+
+	while (b->pending > 0 && b->inflight_count < d->limits.max_batches_in_flight &&
+	       !gpu_is_lost(d->gpu)) {
+		if (submit_one(b) <= 0)
+			break;
+	}
+	if (gpu_is_lost(d->gpu)) {
+		struct batch_job *job;
+		while ((job = take_next(b)))
+			fail_job(b, job, VKR_WIRE_DEVICE_LOST, "the device was lost");
+	}
+	conn_flush_dirty(d);
+}
+
+/* ---- completion ------------------------------------------------------------------------ */
+
+static void reply_job(struct batch_job *job)
+{
+	struct conn *conn = job->conn;
+	const struct kern_job *k = &job->kern;
+	uint64_t bytes = k->n * proto_dtype_size(k->dtype);
+	msgpack_packer *pk;
+
+	if (conn->closing)
+		return;
+	if (k->kind == KERN_REDUCE) {
+		vkr_value v = kern_result_decode(k, job->dst_host);
+		pk = conn_reply_begin(conn, job->msgid);
+		msgpack_pack_map(pk, 2);
+		stats_pack_str(pk, "value");
+		if (k->op == VKR_OP_COUNT) {
+			msgpack_pack_uint64(pk, v.u64);
+		} else {
+			switch (k->dtype) {
+			case VKR_DTYPE_F32: msgpack_pack_float(pk, v.f32); break;
+			case VKR_DTYPE_F64: msgpack_pack_double(pk, v.f64); break;
+			case VKR_DTYPE_I32: msgpack_pack_int32(pk, v.i32); break;
+			case VKR_DTYPE_U32: msgpack_pack_uint32(pk, v.u32); break;
+			case VKR_DTYPE_I64: msgpack_pack_int64(pk, v.i64); break;
+			default: msgpack_pack_uint64(pk, v.u64); break;
+			}
+		}
+		stats_pack_str(pk, "count");
+		msgpack_pack_uint64(pk, k->n);
+		conn_reply_end(conn);
+		return;
+	}
+	if (job->dst_region) {
+		/* Without host import the result went through the readback ring. */
+		if (!job->dst_region->imported)
+			memcpy((char *)job->dst_region->map + job->dst_offset, job->dst_host, bytes);
+		pk = conn_reply_begin(conn, job->msgid);
+		msgpack_pack_map(pk, 1);
+		stats_pack_str(pk, "count");
+		msgpack_pack_uint64(pk, k->n);
+		conn_reply_end(conn);
+		return;
+	}
+	pk = conn_reply_begin(conn, job->msgid);
+	msgpack_pack_map(pk, 1);
+	stats_pack_str(pk, "data");
+	msgpack_pack_bin(pk, (size_t)bytes);
+	msgpack_pack_bin_body(pk, job->dst_host, (size_t)bytes);
+	conn_reply_end(conn);
+}
+
+static void complete(struct batch *b, struct inflight *f, bool lost)
+{
+	struct vkrd *d = b->d;
+
+	if (!lost) {
+		uint64_t ns = gpu_cmd_elapsed_ns(d->gpu, f->cmd);
+		d->stats.gpu_ns += ns;
+		if (ns > d->stats.gpu_ns_max)
+			d->stats.gpu_ns_max = ns;
+	} else {
+		d->stats.device_lost++;
+	}
+	for (size_t i = 0; i < f->count; i++) {
+		if (lost)
+			fail_job(b, f->jobs[i], VKR_WIRE_DEVICE_LOST, "the device was lost");
+		else {
+			reply_job(f->jobs[i]);
+			batch_job_free(d, f->jobs[i]);
+		}
+	}
+	gpu_cmd_recycle(d->gpu, f->cmd);
+	b->oldest = f->next;
+	if (!b->oldest)
+		b->newest = NULL;
+	b->inflight_count--;
+	free(f->jobs);
+	free(f);
+}
+
+static void on_async(uv_async_t *handle)
+{
+	struct batch *b = handle->data;
+	struct vkrd *d = b->d;
+	uint64_t done;
+	bool lost;
+
+	pthread_mutex_lock(&b->mu);
+	done = b->done_value;
+	lost = b->lost;
+	pthread_mutex_unlock(&b->mu);
+	while (b->oldest && (b->oldest->value <= done || lost))
+		complete(b, b->oldest, b->oldest->value > done);
+	gpu_ring_reclaim(&b->upload, done);
+	gpu_ring_reclaim(&b->readback, done);
+	gpu_ring_reclaim(&b->scratch, done);
+	conn_flush_dirty(d);
+	if (d->shutting_down && batch_idle(b) && d->on_idle)
+		d->on_idle(d);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
+{
+	struct batch *b = calloc(1, sizeof(*b));
+	int r;
+
+	*out = NULL;
+	if (!b) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	b->d = d;
+	b->sel = calloc(d->limits.max_batch_jobs, sizeof(*b->sel));
+	b->kjobs = calloc(d->limits.max_batch_jobs, sizeof(*b->kjobs));
+	if (!b->sel || !b->kjobs) {
+		snprintf(err, err_size, "out of memory for %" PRIu64 " batch jobs", d->limits.max_batch_jobs);
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = gpu_ring_init(&b->upload, d->gpu, d->limits.upload_ring_bytes, GPU_MEMORY_UPLOAD))) {
+		snprintf(err, err_size, "upload ring of %" PRIu64 " bytes: %s", d->limits.upload_ring_bytes, strerror(-r));
+		goto fail;
+	}
+	if ((r = gpu_ring_init(&b->readback, d->gpu, d->limits.readback_ring_bytes, GPU_MEMORY_READBACK))) {
+		snprintf(err, err_size, "readback ring of %" PRIu64 " bytes: %s", d->limits.readback_ring_bytes,
+			 strerror(-r));
+		gpu_ring_finish(&b->upload, d->gpu);
+		goto fail;
+	}
+	if ((r = gpu_ring_init(&b->scratch, d->gpu, d->limits.scratch_ring_bytes, GPU_MEMORY_DEVICE))) {
+		snprintf(err, err_size, "scratch ring of %" PRIu64 " bytes: %s", d->limits.scratch_ring_bytes,
+			 strerror(-r));
+		gpu_ring_finish(&b->readback, d->gpu);
+		gpu_ring_finish(&b->upload, d->gpu);
+		goto fail;
+	}
+	b->rings_ready = true;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
+	uv_check_init(d->loop, &b->check);
+	b->check.data = b;
+	uv_check_start(&b->check, on_check);
+	uv_async_init(d->loop, &b->async, on_async);
+	b->async.data = b;
+	b->handles_open = true;
+	if ((r = pthread_create(&b->thread, NULL, completion_main, b))) {
+		snprintf(err, err_size, "completion thread: %s", strerror(r));
+		batch_close(b);
+		*out = b; /* the caller runs the loop to close the handles, then destroys */
+		return -r;
+	}
+	b->thread_started = true;
+	*out = b;
+	return 0;
+fail:
+	free(b->sel);
+	free(b->kjobs);
+	free(b);
+	return r;
+}
+
+void batch_close(struct batch *b)
+{
+	if (b->thread_started) {
+		pthread_mutex_lock(&b->mu);
+		b->stop = true;
+		pthread_cond_signal(&b->cv);
+		pthread_mutex_unlock(&b->mu);
+		pthread_join(b->thread, NULL);
+		b->thread_started = false;
+	}
+	if (b->handles_open) {
+		uv_close((uv_handle_t *)&b->check, NULL);
+		uv_close((uv_handle_t *)&b->async, NULL);
+		b->handles_open = false;
+	}
+}
+
+void batch_destroy(struct batch *b)
+{
+	if (!b)
+		return;
+	batch_close(b);
+	/* Whatever is still in flight (shutdown without waiting): wait for the device. */
+	while (b->oldest) {
+		struct inflight *f = b->oldest;
+		gpu_wait(b->d->gpu, f->value, UINT64_MAX);
+		complete(b, f, false);
+	}
+	if (b->rings_ready) {
+		gpu_ring_finish(&b->scratch, b->d->gpu);
+		gpu_ring_finish(&b->readback, b->d->gpu);
+		gpu_ring_finish(&b->upload, b->d->gpu);
+		pthread_mutex_destroy(&b->mu);
+		pthread_cond_destroy(&b->cv);
+	}
+	free(b->sel);
+	free(b->kjobs);
+	free(b);
+}

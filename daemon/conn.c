@@ -1,0 +1,506 @@
+/* conn.c: one client connection: recvmsg/sendmsg on a uv_poll_t, framing, replies. */
+#include "conn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "daemon.h"
+#include "dispatch.h"
+#include "frame.h"
+#include "log.h"
+#include "proto_names.h"
+#include "server.h"
+
+/* Bytes read per recvmsg when nothing is known about the next message, and the most read
+ * from one connection per loop turn, so one fast sender cannot monopolize the loop. */
+#define READ_CHUNK (64 * 1024)
+#define READ_TURN_MAX (4 * 1024 * 1024)
+/* Objects and nesting a request can need (scan with dst is 4 deep, ~20 objects). */
+#define FRAME_OBJECTS_MAX 1024
+#define FRAME_DEPTH_MAX 8
+/* Slack beyond max_inline_bytes for the rest of a message. */
+#define FRAME_SLACK (64 * 1024)
+
+static struct log_ratelimit bad_input_rl = LOG_RATELIMIT_INIT(10);
+
+static void update_events(struct conn *conn);
+static void on_poll(uv_poll_t *handle, int status, int events);
+
+static int pack_write(void *data, const char *buf, size_t len)
+{
+	struct conn *conn = data;
+	size_t need;
+
+	if (conn->closing || conn->out_failed)
+		return 0;
+	need = conn->out_len + len;
+	if (need > conn->out_cap) {
+		size_t cap = conn->out_cap ? conn->out_cap : 4096;
+		char *grown;
+		/* Compact first: sent bytes at the front are dead. */
+		if (conn->out_off > 0) {
+			memmove(conn->out, conn->out + conn->out_off, conn->out_len - conn->out_off);
+			conn->out_len -= conn->out_off;
+			conn->out_off = 0;
+			need = conn->out_len + len;
+		}
+		while (cap < need)
+			cap *= 2;
+		if (cap != conn->out_cap) {
+			grown = realloc(conn->out, cap);
+			if (!grown) {
+				conn->out_failed = true;
+				return -1;
+			}
+			conn->out = grown;
+			conn->out_cap = cap;
+		}
+	}
+	memcpy(conn->out + conn->out_len, buf, len);
+	conn->out_len += len;
+	return 0;
+}
+
+int conn_create(struct vkrd *d, int fd)
+{
+	struct conn *conn = calloc(1, sizeof(*conn));
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int r;
+
+	if (!conn) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (!msgpack_unpacker_init(&conn->unpacker, READ_CHUNK)) {
+		free(conn);
+		close(fd);
+		return -ENOMEM;
+	}
+	r = uv_poll_init(d->loop, &conn->poll, fd);
+	if (r) {
+		msgpack_unpacker_destroy(&conn->unpacker);
+		free(conn);
+		close(fd);
+		return r;
+	}
+	conn->poll.data = conn;
+	conn->d = d;
+	conn->fd = fd;
+	conn->refs = 1; /* the open socket's reference, dropped when poll is closed */
+	conn->id = ++d->next_conn_id;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		conn->peer_pid = cred.pid;
+		conn->peer_uid = cred.uid;
+	}
+	msgpack_packer_init(&conn->packer, conn, pack_write);
+	shm_table_init(&conn->regions);
+	conn->next = d->conns;
+	if (d->conns)
+		d->conns->prev = conn;
+	d->conns = conn;
+	d->stats.connections++;
+	d->stats.connections_total++;
+	log_debug("conn %" PRIu64 ": open (pid %d, uid %u)", conn->id, (int)conn->peer_pid,
+		  (unsigned)conn->peer_uid);
+	update_events(conn);
+	return 0;
+}
+
+struct conn *conn_ref(struct conn *conn)
+{
+	conn->refs++;
+	return conn;
+}
+
+void conn_unref(struct conn *conn)
+{
+	if (!conn || --conn->refs > 0)
+		return;
+	msgpack_unpacker_destroy(&conn->unpacker);
+	free(conn->out);
+	free(conn);
+}
+
+static void on_poll_closed(uv_handle_t *handle)
+{
+	struct conn *conn = handle->data;
+
+	close(conn->fd);
+	conn_unref(conn);
+}
+
+void conn_close(struct conn *conn)
+{
+	struct vkrd *d = conn->d;
+
+	if (conn->closing)
+		return;
+	conn->closing = true;
+	log_debug("conn %" PRIu64 ": closed", conn->id);
+	batch_drop_conn(d->batch, conn);
+	d->stats.regions -= conn->regions.count;
+	d->stats.region_bytes -= conn->regions.bytes;
+	for (size_t i = 0; i < conn->regions.count; i++)
+		d->stats.regions_imported -= conn->regions.regions[i]->imported;
+	shm_table_finish(&conn->regions);
+	for (unsigned i = 0; i < conn->nfds; i++)
+		close(conn->fds[i].fd);
+	conn->nfds = 0;
+	if (conn->prev)
+		conn->prev->next = conn->next;
+	else
+		d->conns = conn->next;
+	if (conn->next)
+		conn->next->prev = conn->prev;
+	conn->prev = conn->next = NULL;
+	d->stats.connections--;
+	uv_poll_stop(&conn->poll);
+	uv_close((uv_handle_t *)&conn->poll, on_poll_closed);
+	/* A slot is free again if running out of fds had paused accepting. */
+	server_resume(d->server);
+}
+
+void conn_close_all(struct vkrd *d)
+{
+	while (d->conns)
+		conn_close(d->conns);
+}
+
+static void update_events(struct conn *conn)
+{
+	int events = 0;
+
+	if (conn->closing)
+		return;
+	if (!conn->close_after_flush && conn->out_len - conn->out_off < conn->d->limits.output_pause_bytes)
+		events |= UV_READABLE;
+	if (conn->out_len > conn->out_off)
+		events |= UV_WRITABLE;
+	if (events == conn->events)
+		return;
+	conn->events = events;
+	if (events) {
+		int r = uv_poll_start(&conn->poll, events, on_poll);
+		if (r)
+			log_warn("conn %" PRIu64 ": uv_poll_start: %s", conn->id, uv_strerror(r));
+	} else {
+		uv_poll_stop(&conn->poll);
+	}
+}
+
+/* Writes buffered replies until the socket would block. */
+static void flush(struct conn *conn)
+{
+	while (!conn->closing && conn->out_len > conn->out_off) {
+		ssize_t n = send(conn->fd, conn->out + conn->out_off, conn->out_len - conn->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			log_debug("conn %" PRIu64 ": send: %s", conn->id, strerror(errno));
+			conn_close(conn);
+			return;
+		}
+		conn->out_off += (size_t)n;
+		conn->d->stats.bytes_out += (uint64_t)n;
+	}
+	if (conn->closing)
+		return;
+	if (conn->out_off == conn->out_len) {
+		conn->out_off = conn->out_len = 0;
+		if (conn->close_after_flush) {
+			conn_close(conn);
+			return;
+		}
+	}
+	update_events(conn);
+}
+
+void conn_flush_dirty(struct vkrd *d)
+{
+	while (d->dirty) {
+		struct conn *conn = d->dirty;
+		d->dirty = conn->dirty_next;
+		conn->dirty_next = NULL;
+		conn->in_dirty_list = false;
+		flush(conn);
+		conn_unref(conn);
+	}
+}
+
+msgpack_packer *conn_reply_begin(struct conn *conn, uint32_t msgid)
+{
+	msgpack_pack_array(&conn->packer, 4);
+	msgpack_pack_uint32(&conn->packer, 1);
+	msgpack_pack_uint32(&conn->packer, msgid);
+	msgpack_pack_nil(&conn->packer);
+	return &conn->packer;
+}
+
+void conn_reply_end(struct conn *conn)
+{
+	struct vkrd *d = conn->d;
+
+	if (conn->closing)
+		return;
+	if (conn->out_failed) {
+		log_warn("conn %" PRIu64 ": out of memory buffering a reply; closing", conn->id);
+		conn_close(conn);
+		return;
+	}
+	/* A client that never reads must not make the daemon's memory grow without bound. */
+	if (conn->out_len - conn->out_off > d->limits.max_output_bytes) {
+		log_warn("conn %" PRIu64 ": %zu reply bytes unread (max_output_bytes); closing", conn->id,
+			 conn->out_len - conn->out_off);
+		conn_close(conn);
+		return;
+	}
+	if (!conn->in_dirty_list) {
+		conn->in_dirty_list = true;
+		conn->dirty_next = d->dirty;
+		d->dirty = conn_ref(conn);
+	}
+}
+
+void conn_reply_error(struct conn *conn, uint32_t msgid, int code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+
+	stats_count_error(&conn->d->stats, code);
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	log_debug("conn %" PRIu64 ": msgid %u: error %d (%s): %s", conn->id, msgid, code,
+		  proto_error_name(code) ? proto_error_name(code) : "?", msg);
+	msgpack_pack_array(&conn->packer, 4);
+	msgpack_pack_uint32(&conn->packer, 1);
+	msgpack_pack_uint32(&conn->packer, msgid);
+	msgpack_pack_array(&conn->packer, 2);
+	msgpack_pack_int(&conn->packer, code);
+	msgpack_pack_str(&conn->packer, (size_t)n);
+	msgpack_pack_str_body(&conn->packer, msg, (size_t)n);
+	msgpack_pack_nil(&conn->packer);
+	conn_reply_end(conn);
+}
+
+static void protocol_error(struct conn *conn, const char *what, const void *sample, size_t len)
+{
+	char text[200];
+
+	conn->d->stats.protocol_errors++;
+	if (log_ratelimit_ok(&bad_input_rl)) {
+		log_sanitize(sample, len < 48 ? len : 48, text, sizeof(text));
+		log_warn("conn %" PRIu64 " (pid %d): %s; closing. First bytes: \"%s\"", conn->id,
+			 (int)conn->peer_pid, what, text);
+	}
+	/* Let an error reply already buffered go out first. */
+	conn->close_after_flush = true;
+}
+
+/* Decodes and dispatches every complete message buffered. */
+static void process(struct conn *conn)
+{
+	struct vkrd *d = conn->d;
+	struct frame_limits fl = {
+		.max_str_bin = d->limits.max_inline_bytes,
+		.max_message = d->limits.max_inline_bytes + FRAME_SLACK,
+		.max_objects = FRAME_OBJECTS_MAX,
+		.max_depth = FRAME_DEPTH_MAX,
+	};
+
+	while (!conn->closing && !conn->close_after_flush) {
+		msgpack_unpacker *u = &conn->unpacker;
+		const char *data = u->buffer + u->off;
+		size_t len = u->used - u->off;
+		struct frame_info info;
+		enum frame_status st;
+		msgpack_unpacked result;
+		msgpack_zone *zone;
+		int fds[CONN_MAX_PENDING_FDS];
+		unsigned nfds = 0;
+		uint64_t end;
+		int r;
+
+		if (len == 0)
+			return;
+		st = frame_scan(data, len, &fl, &info);
+		if (st == FRAME_NEED_MORE)
+			return;
+		if (st != FRAME_COMPLETE) {
+			if (info.has_msgid)
+				conn_reply_error(conn, info.msgid,
+						 st == FRAME_TOO_LARGE ? VKR_WIRE_TOO_LARGE : VKR_WIRE_INVALID_ARGUMENT,
+						 "message: %s (declared %" PRIu64 " bytes, max_inline_bytes %" PRIu64
+						 "); closing the connection", frame_status_str(st), info.declared,
+						 d->limits.max_inline_bytes);
+			protocol_error(conn, frame_status_str(st), data, len);
+			return;
+		}
+		msgpack_unpacked_init(&result);
+		r = msgpack_unpacker_next(u, &result);
+		if (r != MSGPACK_UNPACK_SUCCESS || (size_t)(u->buffer + u->off - data) != info.size) {
+			/* The framer and msgpack-c disagree: treat as malformed. */
+			msgpack_unpacked_destroy(&result);
+			protocol_error(conn, "malformed msgpack", data, len);
+			return;
+		}
+		/* Every fd that came with bytes of this message belongs to it (see PROTOCOL.md:
+		 * the fd travels in the same sendmsg as the request). */
+		end = conn->msg_start + info.size;
+		while (conn->nfds > 0 && conn->fds[0].end <= end) {
+			fds[nfds++] = conn->fds[0].fd;
+			memmove(conn->fds, conn->fds + 1, --conn->nfds * sizeof(conn->fds[0]));
+		}
+		conn->msg_start = end;
+		if (nfds > 1) {
+			for (unsigned i = 0; i < nfds; i++)
+				close(fds[i]);
+			msgpack_unpacked_destroy(&result);
+			protocol_error(conn, "more than one fd on one message", NULL, 0);
+			return;
+		}
+		zone = msgpack_unpacked_release_zone(&result);
+		r = dispatch_message(conn, &result.data, &zone, fds, nfds);
+		if (zone)
+			msgpack_zone_free(zone);
+		msgpack_unpacked_destroy(&result);
+		if (r) {
+			protocol_error(conn, "not a msgpack-RPC request", data, len < info.size ? len : info.size);
+			return;
+		}
+	}
+}
+
+/* Takes the fds out of a received message. Returns false when the connection must close
+ * (truncated control data, more fds than one message may carry). */
+static bool take_fds(struct conn *conn, struct msghdr *mh, uint64_t end)
+{
+	bool ok = !(mh->msg_flags & MSG_CTRUNC);
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		size_t n;
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (ok && n == 1 && conn->nfds < CONN_MAX_PENDING_FDS) {
+				conn->fds[conn->nfds].fd = fd;
+				conn->fds[conn->nfds].end = end;
+				conn->nfds++;
+			} else {
+				ok = false;
+				close(fd);
+			}
+		}
+	}
+	return ok;
+}
+
+static void on_readable(struct conn *conn)
+{
+	struct vkrd *d = conn->d;
+	size_t turn = 0;
+
+	while (!conn->closing && !conn->close_after_flush && turn < READ_TURN_MAX) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * CONN_MAX_PENDING_FDS)];
+			struct cmsghdr align;
+		} control;
+		struct iovec iov;
+		struct msghdr mh;
+		size_t want = READ_CHUNK;
+		ssize_t n;
+
+		/* Read a large message's remaining bytes in few calls: frame_scan has bounded
+		 * the message, so this never reserves more than the limit allows. */
+		{
+			struct frame_limits fl = { d->limits.max_inline_bytes, d->limits.max_inline_bytes + FRAME_SLACK,
+						   FRAME_OBJECTS_MAX, FRAME_DEPTH_MAX };
+			struct frame_info info;
+			msgpack_unpacker *u = &conn->unpacker;
+			if (u->used > u->off &&
+			    frame_scan(u->buffer + u->off, u->used - u->off, &fl, &info) == FRAME_NEED_MORE &&
+			    info.need > u->used - u->off + want)
+				want = info.need - (u->used - u->off);
+		}
+		if (!msgpack_unpacker_reserve_buffer(&conn->unpacker, want)) {
+			log_warn("conn %" PRIu64 ": out of memory for %zu bytes; closing", conn->id, want);
+			conn_close(conn);
+			return;
+		}
+		iov.iov_base = msgpack_unpacker_buffer(&conn->unpacker);
+		iov.iov_len = msgpack_unpacker_buffer_capacity(&conn->unpacker);
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		n = recvmsg(conn->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			log_debug("conn %" PRIu64 ": recvmsg: %s", conn->id, strerror(errno));
+			conn_close(conn);
+			return;
+		}
+		if (!take_fds(conn, &mh, conn->rx_bytes + (uint64_t)n)) {
+			protocol_error(conn, "truncated or surplus file descriptors", NULL, 0);
+			conn_close(conn);
+			return;
+		}
+		if (n == 0) {
+			conn_close(conn);
+			return;
+		}
+		msgpack_unpacker_buffer_consumed(&conn->unpacker, (size_t)n);
+		conn->rx_bytes += (uint64_t)n;
+		d->stats.bytes_in += (uint64_t)n;
+		turn += (size_t)n;
+		process(conn);
+	}
+	/* Replies produced by this read go out now rather than a loop turn later. */
+	if (!conn->closing) {
+		conn_ref(conn);
+		flush(conn);
+		conn_unref(conn);
+	}
+}
+
+static void on_poll(uv_poll_t *handle, int status, int events)
+{
+	struct conn *conn = handle->data;
+
+	if (conn->closing)
+		return;
+	if (status < 0) {
+		log_debug("conn %" PRIu64 ": poll: %s", conn->id, uv_strerror(status));
+		conn_close(conn);
+		return;
+	}
+	conn_ref(conn);
+	if (events & UV_WRITABLE)
+		flush(conn);
+	if ((events & UV_READABLE) && !conn->closing)
+		on_readable(conn);
+	conn_unref(conn);
+}

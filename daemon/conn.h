@@ -1,0 +1,86 @@
+/*
+ * conn.h: one client connection: non-blocking socket I/O on a uv_poll_t with recvmsg and
+ * sendmsg (so that SCM_RIGHTS fds can be received), bounded msgpack framing and decoding,
+ * the reply buffer, and per-connection state (regions, in-flight accounting).
+ *
+ * A connection is reference-counted: the open socket holds one reference and every job holds
+ * one, so that a completion arriving after the client went away never touches freed memory.
+ * After conn_close() replies are discarded. Loop thread only.
+ */
+#ifndef VKRD_CONN_H
+#define VKRD_CONN_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "batch.h"
+#include "shm.h"
+
+struct vkrd;
+
+/* File descriptors received but not yet claimed by a message. */
+#define CONN_MAX_PENDING_FDS 4
+
+struct conn {
+	struct vkrd *d;             /* borrowed */
+	uv_poll_t poll;             /* embedded; closed by conn_close */
+	int fd;                     /* the socket, closed when poll is closed */
+	unsigned refs;
+	uint64_t id;                /* for logs */
+	pid_t peer_pid;             /* SO_PEERCRED, for logs */
+	uid_t peer_uid;
+	int events;                 /* UV_READABLE/UV_WRITABLE currently polled */
+	bool closing;               /* conn_close called: no more I/O, replies discarded */
+	bool close_after_flush;     /* protocol error: close once the reply is written */
+	bool out_failed;            /* a reply could not be buffered (out of memory) */
+	bool in_dirty_list;
+
+	msgpack_unpacker unpacker;  /* embedded; holds unparsed bytes */
+	uint64_t rx_bytes;          /* bytes received so far (stream offset of the end) */
+	uint64_t msg_start;         /* stream offset of the first unparsed message */
+	struct {
+		int fd;             /* owned */
+		uint64_t end;       /* stream offset just past the recvmsg that brought it */
+	} fds[CONN_MAX_PENDING_FDS];
+	unsigned nfds;
+
+	msgpack_packer packer;      /* writes into out */
+	char *out;                  /* owned, may be NULL: buffered reply bytes */
+	size_t out_off, out_len, out_cap; /* unsent bytes are out[out_off, out_len) */
+
+	uint64_t requests_in_flight; /* jobs queued or on the GPU */
+	uint64_t bytes_in_flight;    /* their charged bytes */
+	struct shm_table regions;
+	struct batch_lane lane;      /* managed by batch.c */
+	char client_name[64];        /* from hello, sanitized */
+
+	struct conn *prev, *next;    /* borrowed: d->conns list */
+	struct conn *dirty_next;     /* borrowed: d->dirty list */
+};
+
+/* Takes over fd (a connected, non-blocking, close-on-exec socket) and starts reading. On
+ * failure closes fd and returns -errno. */
+int conn_create(struct vkrd *d, int fd);
+/* Stops I/O, drops queued jobs and regions (work on the GPU keeps its references), closes
+ * the socket. Safe to call more than once. */
+void conn_close(struct conn *conn);
+struct conn *conn_ref(struct conn *conn);
+void conn_unref(struct conn *conn);
+
+/* Starts a reply [1, msgid, nil, <result>]: the caller packs exactly one result object with
+ * the returned packer, then calls conn_reply_end. */
+msgpack_packer *conn_reply_begin(struct conn *conn, uint32_t msgid);
+void conn_reply_end(struct conn *conn);
+/* Replies [1, msgid, [code, message], nil] and counts the error. */
+void conn_reply_error(struct conn *conn, uint32_t msgid, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Writes what the connections replied since the last flush. */
+void conn_flush_dirty(struct vkrd *d);
+/* Closes every connection (shutdown). */
+void conn_close_all(struct vkrd *d);
+
+#endif /* VKRD_CONN_H */

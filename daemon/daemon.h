@@ -1,0 +1,38 @@
+/*
+ * daemon.h: the state the daemon's modules share on the loop thread: the loop, the device,
+ * the limits and counters, and the module objects. main.c owns it; the modules borrow it.
+ */
+#ifndef VKRD_DAEMON_H
+#define VKRD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "daemon_limits.h"
+#include "stats.h"
+
+struct gpu;
+struct batch;
+struct server;
+struct conn;
+
+struct vkrd {
+	uv_loop_t *loop;        /* borrowed */
+	struct gpu *gpu;        /* owned by main.c */
+	struct batch *batch;    /* owned by main.c */
+	struct server *server;  /* owned by main.c, may be NULL (stopped) */
+	struct limits limits;
+	struct stats stats;
+	struct conn *conns;     /* borrowed: open connections (conn.c keeps the list) */
+	struct conn *dirty;     /* borrowed: connections with replies to flush (conn.c) */
+	uint64_t next_conn_id;
+	bool shutting_down;     /* SIGTERM/SIGINT seen: finish accepted work, take no more */
+	/* Called by the batch when it goes idle during shutdown; may be NULL. */
+	void (*on_idle)(struct vkrd *d);
+};
+
+/* Monotonic nanoseconds (for queue times). */
+uint64_t vkrd_now_ns(void);
+
+#endif /* VKRD_DAEMON_H */

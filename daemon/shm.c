@@ -1,0 +1,204 @@
+/* shm.c: memfd regions: acceptance checks, mapping, host import, refcounting. */
+#include "shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+int shm_region_create(struct gpu *gpu, int fd, bool writable, uint64_t max_bytes,
+		      struct shm_region **out, char *msg, size_t msg_size)
+{
+	struct shm_region *region;
+	struct stat st;
+	int seals, flags;
+	void *map;
+
+	*out = NULL;
+	if (fstat(fd, &st) < 0) {
+		snprintf(msg, msg_size, "fd: fstat failed: %s", strerror(errno));
+		return -EBADF;
+	}
+	/* F_GET_SEALS fails with EINVAL on anything but shmem files; only memfds can carry
+	 * F_SEAL_SHRINK, and without it a client could truncate the file under the mapping
+	 * and kill the daemon with SIGBUS. */
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(msg, msg_size, "fd: not a memfd (F_GET_SEALS: %s)",
+			 seals < 0 ? strerror(errno) : "not a regular file");
+		return -EINVAL;
+	}
+	if (!(seals & F_SEAL_SHRINK)) {
+		snprintf(msg, msg_size, "fd: memfd lacks F_SEAL_SHRINK (seals 0x%x)", seals);
+		return -EPERM;
+	}
+	if (st.st_size <= 0) {
+		snprintf(msg, msg_size, "fd: memfd is empty (size 0)");
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size > max_bytes) {
+		snprintf(msg, msg_size, "fd: memfd of %" PRIu64 " bytes exceeds max_shm_bytes_per_conn %" PRIu64,
+			 (uint64_t)st.st_size, max_bytes);
+		return -E2BIG;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0) {
+		snprintf(msg, msg_size, "fd: F_GETFL failed: %s", strerror(errno));
+		return -EBADF;
+	}
+	if ((flags & O_ACCMODE) == O_WRONLY) {
+		snprintf(msg, msg_size, "fd: opened write-only, cannot be read");
+		return -EACCES;
+	}
+	if (writable) {
+		if ((flags & O_ACCMODE) != O_RDWR) {
+			snprintf(msg, msg_size, "writable: fd is not open for writing (O_RDWR needed)");
+			return -EACCES;
+		}
+		if (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) {
+			snprintf(msg, msg_size, "writable: memfd is sealed against writes (seals 0x%x)", seals);
+			return -EACCES;
+		}
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		int err = errno;
+		snprintf(msg, msg_size, "fd: mmap of %" PRIu64 " bytes failed: %s", (uint64_t)st.st_size,
+			 strerror(err));
+		return err == ENOMEM ? -ENOMEM : -EACCES;
+	}
+	region = calloc(1, sizeof(*region));
+	if (!region) {
+		munmap(map, (size_t)st.st_size);
+		snprintf(msg, msg_size, "out of memory");
+		return -ENOMEM;
+	}
+	region->refs = 1;
+	region->map = map;
+	region->size = (uint64_t)st.st_size;
+	region->writable = writable;
+	region->gpu = gpu;
+
+	/* Import where the device can: the GPU then reads (and for scan into the region,
+	 * writes) the client's pages without a staging copy. mmap gives page alignment; the
+	 * size must also be a multiple of the device's import alignment, else the region is
+	 * copied through the staging rings instead. */
+	if (gpu) {
+		const struct gpu_info *info = gpu_get_info(gpu);
+		uint64_t align = info->host_import_alignment;
+		if (info->host_import && align != 0 && region->size % align == 0 &&
+		    (uintptr_t)map % align == 0) {
+			int r = gpu_buffer_import_host(gpu, map, region->size, &region->import);
+			if (r == 0)
+				region->imported = true;
+			else
+				log_debug("shm: host import of %" PRIu64 " bytes failed (%d); copying instead",
+					  region->size, r);
+		}
+	}
+	*out = region;
+	return 0;
+}
+
+struct shm_region *shm_region_ref(struct shm_region *region)
+{
+	region->refs++;
+	return region;
+}
+
+void shm_region_unref(struct shm_region *region)
+{
+	if (!region || --region->refs > 0)
+		return;
+	if (region->imported)
+		gpu_buffer_destroy(region->gpu, &region->import);
+	munmap(region->map, (size_t)region->size);
+	free(region);
+}
+
+int shm_range_check(uint64_t region_size, uint64_t offset, uint64_t count, uint64_t elem_size,
+		    char *msg, size_t msg_size)
+{
+	if (elem_size == 0 || offset % elem_size != 0) {
+		snprintf(msg, msg_size, "offset %" PRIu64 " is not a multiple of the element size %" PRIu64,
+			 offset, elem_size);
+		return -EINVAL;
+	}
+	/* Divide instead of multiplying so that no count can overflow. */
+	if (offset > region_size || count > (region_size - offset) / elem_size) {
+		snprintf(msg, msg_size,
+			 "offset %" PRIu64 " + count %" PRIu64 " elements of %" PRIu64
+			 " bytes exceeds the region's %" PRIu64 " bytes",
+			 offset, count, elem_size, region_size);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+void shm_table_init(struct shm_table *table)
+{
+	table->regions = NULL;
+	table->count = 0;
+	table->capacity = 0;
+	table->next_id = 1;
+	table->bytes = 0;
+}
+
+void shm_table_finish(struct shm_table *table)
+{
+	for (size_t i = 0; i < table->count; i++)
+		shm_region_unref(table->regions[i]);
+	free(table->regions);
+	shm_table_init(table);
+}
+
+int shm_table_add(struct shm_table *table, struct shm_region *region)
+{
+	if (table->next_id == UINT32_MAX)
+		return -ENOSPC;
+	if (table->count == table->capacity) {
+		size_t cap = table->capacity ? table->capacity * 2 : 8;
+		struct shm_region **grown = realloc(table->regions, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		table->regions = grown;
+		table->capacity = cap;
+	}
+	region->id = table->next_id++;
+	table->regions[table->count++] = region;
+	table->bytes += region->size;
+	return 0;
+}
+
+struct shm_region *shm_table_find(const struct shm_table *table, uint64_t id)
+{
+	for (size_t i = 0; i < table->count; i++)
+		if (table->regions[i]->id == id)
+			return table->regions[i];
+	return NULL;
+}
+
+int shm_table_remove(struct shm_table *table, uint64_t id)
+{
+	for (size_t i = 0; i < table->count; i++) {
+		struct shm_region *region = table->regions[i];
+		if (region->id != id)
+			continue;
+		table->regions[i] = table->regions[--table->count];
+		table->bytes -= region->size;
+		shm_region_unref(region);
+		return 0;
+	}
+	return -ENOENT;
+}
