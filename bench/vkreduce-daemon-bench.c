@@ -1,0 +1,290 @@
+/*
+ * vkreduce-daemon-bench: the daemon as clients see it, through libvkreduce.
+ *
+ *   1. latency: p50/p99 of a synchronous reduce of 1,024 f32 from one client;
+ *   2. throughput: 1, 8 and 32 client processes (one connection each) pipelining small
+ *      reduces through the async API, each keeping --window requests in flight.
+ *
+ * Run it against a daemon started with default batching and again with --max-batch-jobs 1 to
+ * see what batching buys. The daemon's own batch counters (jobs per batch) are printed beside
+ * each throughput row.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vkreduce.h"
+
+struct cfg {
+	const char *socket; /* NULL: the default path */
+	int size; /* elements per request */
+	int latency_iters;
+	double seconds; /* per throughput row */
+	int window; /* requests in flight per client */
+	int clients[8];
+	int nclients;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "vkreduce-daemon-bench: %s: %s\n", what, vkr_strerror(err));
+	exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void fill(float *x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x[i] = (float)(i % 17) * 0.25f;
+}
+
+static void bench_latency(const struct cfg *cfg)
+{
+	vkr_client *c;
+	float *x = malloc((size_t)cfg->size * sizeof(float));
+	double *t = malloc((size_t)cfg->latency_iters * sizeof(double));
+	vkr_value v;
+	int err;
+
+	if (!x || !t)
+		die("latency", -ENOMEM);
+	fill(x, cfg->size);
+	if ((err = vkr_connect(cfg->socket, &c)) < 0)
+		die("connect", err);
+	for (int i = 0; i < 200; i++) /* warm up: pipelines, caches, the daemon's rings */
+		if ((err = vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_F32, x, (size_t)cfg->size, NULL, &v)) < 0)
+			die("reduce", err);
+	for (int i = 0; i < cfg->latency_iters; i++) {
+		double t0 = now_s();
+		if ((err = vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_F32, x, (size_t)cfg->size, NULL, &v)) < 0)
+			die("reduce", err);
+		t[i] = (now_s() - t0) * 1e6;
+	}
+	qsort(t, (size_t)cfg->latency_iters, sizeof(double), cmp_double);
+	double mean = 0;
+	for (int i = 0; i < cfg->latency_iters; i++)
+		mean += t[i] / cfg->latency_iters;
+	printf("latency: synchronous reduce of %d f32, 1 client, %d calls\n", cfg->size,
+	       cfg->latency_iters);
+	printf("| p50 (us) | p99 (us) | mean (us) | min (us) |\n|---:|---:|---:|---:|\n");
+	printf("| %.1f | %.1f | %.1f | %.1f |\n\n", t[cfg->latency_iters / 2],
+	       t[(int)(cfg->latency_iters * 0.99)], mean, t[0]);
+	vkr_close(c);
+	free(x);
+	free(t);
+}
+
+struct flight {
+	uint64_t *done;
+	int *inflight;
+	int *errors;
+};
+
+static void on_reduce(vkr_client *c, int status, const vkr_value *v, void *ud)
+{
+	struct flight *f = ud;
+	(void)c;
+	(void)v;
+	(*f->inflight)--;
+	if (status == 0)
+		(*f->done)++;
+	else
+		(*f->errors)++;
+}
+
+/* One client process: keep window requests in flight until the deadline, then drain.
+ * Writes the number of completed requests to out_fd. */
+static int client_main(const struct cfg *cfg, int start_fd, int out_fd)
+{
+	vkr_client *c;
+	float *x = malloc((size_t)cfg->size * sizeof(float));
+	uint64_t done = 0;
+	int inflight = 0, errors = 0, err;
+	struct flight f = { &done, &inflight, &errors };
+	char b;
+
+	if (!x)
+		return 1;
+	fill(x, cfg->size);
+	if ((err = vkr_connect(cfg->socket, &c)) < 0)
+		die("connect", err);
+	if (read(start_fd, &b, 1) < 0)
+		return 1;
+	double deadline = now_s() + cfg->seconds;
+	while (now_s() < deadline) {
+		while (inflight < cfg->window) {
+			err = vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_F32, x, (size_t)cfg->size, NULL,
+			                       on_reduce, &f);
+			if (err < 0)
+				die("reduce_async", err);
+			inflight++;
+		}
+		if ((err = vkr_dispatch(c, 100)) < 0)
+			die("dispatch", err);
+	}
+	uint64_t counted = done; /* only what completed within the time counts */
+	while (inflight > 0)
+		if ((err = vkr_dispatch(c, 10000)) < 0)
+			die("dispatch", err);
+	if (errors)
+		fprintf(stderr, "client: %d requests failed\n", errors);
+	if (write(out_fd, &counted, sizeof(counted)) != (ssize_t)sizeof(counted))
+		return 1;
+	vkr_close(c);
+	free(x);
+	return errors ? 1 : 0;
+}
+
+static void batch_counters(const struct cfg *cfg, double *batches, double *jobs)
+{
+	vkr_client *c;
+	vkr_kvlist *kv;
+	*batches = *jobs = NAN;
+	if (vkr_connect(cfg->socket, &c) < 0)
+		return;
+	if (vkr_stats(c, &kv) == 0) {
+		*batches = vkr_kvlist_number(kv, "batches", NAN);
+		*jobs = vkr_kvlist_number(kv, "batch_jobs", NAN);
+		vkr_kvlist_free(kv);
+	}
+	vkr_close(c);
+}
+
+static void bench_throughput(const struct cfg *cfg)
+{
+	printf("throughput: async reduces of %d f32, window %d per client, %.1f s per row\n",
+	       cfg->size, cfg->window, cfg->seconds);
+	printf("| clients | requests/s | jobs per batch |\n|---:|---:|---:|\n");
+	for (int row = 0; row < cfg->nclients; row++) {
+		int n = cfg->clients[row], start[2], res[2];
+		pid_t *pids = calloc((size_t)n, sizeof(pid_t));
+		double b0, j0, b1, j1;
+
+		if (!pids || pipe(start) < 0 || pipe(res) < 0)
+			die("throughput", -errno);
+		batch_counters(cfg, &b0, &j0);
+		for (int i = 0; i < n; i++) {
+			pids[i] = fork();
+			if (pids[i] < 0)
+				die("fork", -errno);
+			if (pids[i] == 0) {
+				close(start[1]);
+				close(res[0]);
+				_exit(client_main(cfg, start[0], res[1]));
+			}
+		}
+		close(start[0]);
+		close(res[1]);
+		usleep(200 * 1000); /* let every client connect before the clock starts */
+		double t0 = now_s();
+		close(start[1]);
+		uint64_t total = 0, one;
+		while (read(res[0], &one, sizeof(one)) == (ssize_t)sizeof(one))
+			total += one;
+		double el = now_s() - t0;
+		close(res[0]);
+		int failed = 0;
+		for (int i = 0; i < n; i++) {
+			int st;
+			while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
+				;
+			failed += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		}
+		free(pids);
+		batch_counters(cfg, &b1, &j1);
+		/* The clients stop counting at their deadline; el includes the drain, so use the
+		 * configured duration as the measuring window. */
+		(void)el;
+		printf("| %d | %.0f | %.1f |%s\n", n, (double)total / cfg->seconds,
+		       (j1 - j0) / (b1 - b0), failed ? " (some clients failed)" : "");
+		fflush(stdout);
+	}
+	printf("\n");
+}
+
+static void usage(void)
+{
+	printf("usage: vkreduce-daemon-bench [--socket PATH] [--size N] [--iters N]\n"
+	       "                             [--seconds S] [--window W] [--clients 1,8,32]\n"
+	       "                             [--no-latency] [--no-throughput]\n"
+	       "Measures latency and throughput of vkreduced through libvkreduce. Start the\n"
+	       "daemon first (e.g. vkreduced --socket /tmp/v.sock), once as is and once with\n"
+	       "--max-batch-jobs 1, and compare the tables.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct cfg cfg = {
+		.size = 1024, .latency_iters = 5000, .seconds = 3, .window = 32,
+		.clients = { 1, 8, 32 }, .nclients = 3,
+	};
+	bool latency = true, throughput = true;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage();
+			return 0;
+		} else if (strcmp(a, "--no-latency") == 0) {
+			latency = false;
+		} else if (strcmp(a, "--no-throughput") == 0) {
+			throughput = false;
+		} else if (!v) {
+			fprintf(stderr, "vkreduce-daemon-bench: %s needs a value (see --help)\n", a);
+			return 2;
+		} else if (strcmp(a, "--socket") == 0) {
+			cfg.socket = v, i++;
+		} else if (strcmp(a, "--size") == 0) {
+			cfg.size = atoi(v), i++;
+		} else if (strcmp(a, "--iters") == 0) {
+			cfg.latency_iters = atoi(v), i++;
+		} else if (strcmp(a, "--seconds") == 0) {
+			cfg.seconds = atof(v), i++;
+		} else if (strcmp(a, "--window") == 0) {
+			cfg.window = atoi(v), i++;
+		} else if (strcmp(a, "--clients") == 0) {
+			char *s = strdup(v), *save = NULL;
+			cfg.nclients = 0;
+			for (char *tok = strtok_r(s, ",", &save); tok && cfg.nclients < 8;
+			     tok = strtok_r(NULL, ",", &save))
+				cfg.clients[cfg.nclients++] = atoi(tok);
+			free(s);
+			i++;
+		} else {
+			fprintf(stderr, "vkreduce-daemon-bench: unknown option %s (see --help)\n", a);
+			return 2;
+		}
+	}
+	if (cfg.size < 1 || cfg.latency_iters < 1 || cfg.seconds <= 0 || cfg.window < 1) {
+		fprintf(stderr, "vkreduce-daemon-bench: sizes, counts and durations must be positive\n");
+		return 2;
+	}
+	for (int i = 0; i < cfg.nclients; i++)
+		if (cfg.clients[i] < 1 || cfg.clients[i] > 1024) {
+			fprintf(stderr, "vkreduce-daemon-bench: client counts must be 1..1024\n");
+			return 2;
+		}
+	if (latency)
+		bench_latency(&cfg);
+	if (throughput)
+		bench_throughput(&cfg);
+	return 0;
+}
