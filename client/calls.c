@@ -211,7 +211,8 @@ static int reduce_start(vkr_client *c, vkr_op op, vkr_dtype dtype, const struct 
 		return -EINVAL;
 	if ((err = check_common(op, dtype, src)) < 0)
 		return err;
-	if (with_opts && (unsigned)opts->cmp >= VKR_CMP_COUNT_)
+	/* count means count-if: the protocol has no default comparison. */
+	if (op == VKR_OP_COUNT && (!opts || (unsigned)opts->cmp >= VKR_CMP_COUNT_))
 		return -EINVAL;
 	pk = rpc_begin(c, "reduce", with_opts ? 4 : 3, &call, &err);
 	if (!pk)

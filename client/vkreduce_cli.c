@@ -36,7 +36,7 @@ static void usage(FILE *f)
 	        "\n"
 	        "commands:\n"
 	        "  sum | prod | min | max   reduce the array and print the result\n"
-	        "  count                    count elements (with --cmp/--value: those x with x CMP V)\n"
+	        "  count                    count the elements x with x CMP V (needs --cmp, --value)\n"
 	        "  scan                     prefix scan (inclusive unless --exclusive); --op picks\n"
 	        "                           sum (default), prod, min or max\n"
 	        "  ping                     check that the daemon answers\n"
@@ -544,6 +544,8 @@ static int run_array(vkr_client *c, const struct opts *o)
 		die(2, "--cmp and --value only apply to count");
 	if (o->have_cmp != (o->value_str != NULL))
 		die(2, "--cmp and --value go together");
+	if (op == VKR_OP_COUNT && !o->have_cmp)
+		die(2, "count needs --cmp OP --value V (e.g. --cmp gt --value 0)");
 	if (o->exclusive && !scan)
 		die(2, "--exclusive only applies to scan");
 	if (o->out_path && !scan)

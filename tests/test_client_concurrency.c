@@ -193,8 +193,10 @@ static int child(const char *socket, int barrier_fd, int index)
 		}
 		if (vkr_flush(c, 120000) < 0)
 			bad++;
+		/* 0 is a legitimate answer (part of a reply arrived); < 0 means the connection
+		 * failed, and then every callback has already run with the error. */
 		while (vkr_pending(c) > 0)
-			if (vkr_dispatch(c, 120000) <= 0) {
+			if (vkr_dispatch(c, 120000) < 0) {
 				bad++;
 				break;
 			}

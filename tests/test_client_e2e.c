@@ -110,12 +110,18 @@ static void test_reduce_of_nothing_is_neutral_or_invalid_for_min_max(void **stat
 	vkr_value v;
 	(void)state;
 	for (int t = 0; t < VKR_DTYPE_COUNT_; t++) {
-		assert_int_equal(vkr_reduce(cl, VKR_OP_SUM, (vkr_dtype)t, NULL, 0, NULL, &v), 0);
+		int err = vkr_reduce(cl, VKR_OP_SUM, (vkr_dtype)t, NULL, 0, NULL, &v);
+		if (err)
+			fail_msg("empty sum %s: %s (%s)", dtype_names[t], vkr_strerror(err),
+			         vkr_last_error_message(cl));
 		check_reduce(VKR_OP_SUM, (vkr_dtype)t, NULL, 0, NULL, 0, v);
 		assert_int_equal(vkr_reduce(cl, VKR_OP_PROD, (vkr_dtype)t, NULL, 0, NULL, &v), 0);
 		check_reduce(VKR_OP_PROD, (vkr_dtype)t, NULL, 0, NULL, 0, v);
-		assert_int_equal(vkr_reduce(cl, VKR_OP_COUNT, (vkr_dtype)t, NULL, 0, NULL, &v), 0);
+		vkr_reduce_opts o = { .cmp = VKR_CMP_EQ };
+		assert_int_equal(vkr_reduce(cl, VKR_OP_COUNT, (vkr_dtype)t, NULL, 0, &o, &v), 0);
 		assert_int_equal(v.u64, 0);
+		/* count is count-if: without a comparison the library refuses it. */
+		assert_int_equal(vkr_reduce(cl, VKR_OP_COUNT, (vkr_dtype)t, NULL, 0, NULL, &v), -EINVAL);
 		assert_int_equal(vkr_reduce(cl, VKR_OP_MIN, (vkr_dtype)t, NULL, 0, NULL, &v),
 		                 VKR_EINVALID_ARGUMENT);
 		assert_int_equal(vkr_reduce(cl, VKR_OP_MAX, (vkr_dtype)t, NULL, 0, NULL, &v),
@@ -350,7 +356,7 @@ static void test_async_pipelined_requests_are_each_answered_once(void **state)
 	}
 	assert_int_equal(vkr_flush(cl, 30000), 0);
 	while (vkr_pending(cl) > 0)
-		assert_true(vkr_dispatch(cl, 30000) > 0);
+		assert_true(vkr_dispatch(cl, 30000) >= 0);
 	for (int i = 0; i < N; i++) {
 		assert_int_equal(tr[i].calls, 1);
 		assert_int_equal(ts[i].calls, 1);

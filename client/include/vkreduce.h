@@ -146,7 +146,7 @@ int vkr_stats(vkr_client *client, vkr_kvlist **out);
 /*
  * Options of reduce. Only op VKR_OP_COUNT uses them: it counts elements x with (x cmp value),
  * where value is read through the member of the request's dtype (value.f32 for f32, ...).
- * NULL opts for count lets the daemon apply its default.
+ * count requires opts (-EINVAL without them); other ops ignore opts.
  */
 typedef struct vkr_reduce_opts {
 	vkr_cmp cmp;
