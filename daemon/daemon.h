@@ -32,7 +32,7 @@ struct vkrd {
 	void (*on_idle)(struct vkrd *d);
 };
 
-/* Monotonic nanoseconds (for queue times). */
+/* Monotonic nanoseconds (for queue times); in stats.c. */
 uint64_t vkrd_now_ns(void);
 
 #endif /* VKRD_DAEMON_H */

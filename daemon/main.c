@@ -20,14 +20,6 @@
 #include "server.h"
 #include "vkr_config.h"
 
-uint64_t vkrd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 enum {
 	OPT_SOCKET = 's',
 	OPT_DEVICE = 'd',

@@ -4,8 +4,18 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "daemon.h"
 #include "proto_names.h"
+
+uint64_t vkrd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 void stats_count_error(struct stats *stats, int wire_code)
 {
