@@ -66,4 +66,11 @@ int dispatch_convert_value(vkr_dtype dtype, const msgpack_object *obj, vkr_value
 int dispatch_parse_register(const msgpack_object_array *params, bool *writable, char *msg,
 			    size_t msg_size);
 
+/* Helpers shared by dispatch.c and dispatch_params.c for untrusted msgpack objects. */
+bool dispatch_str_is(const msgpack_object *o, const char *s);
+const char *dispatch_type_name(const msgpack_object *o);
+/* 0, or VKR_WIRE_INVALID_ARGUMENT with msg naming field, unless o is a non-negative integer. */
+int dispatch_expect_uint(const msgpack_object *o, const char *field, uint64_t *out, char *msg,
+			 size_t msg_size);
+
 #endif /* VKRD_DISPATCH_H */
