@@ -5,6 +5,7 @@
 #include "gpu_internal.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -167,6 +168,31 @@ static int create_instance(struct gpu *gpu, bool validation, char *err, size_t e
 		}
 	}
 	return 0;
+}
+
+/* VKR_PIN_DRIVER=1 (set by the test suite): keeps the Vulkan driver libraries loaded after
+ * vkDestroyInstance, so that LeakSanitizer can name the driver in the stacks of leaks that
+ * are the driver's own (lavapipe leaks 128 bytes per instance) and they can be suppressed
+ * by name instead of hiding every unsymbolized stack. */
+static void pin_driver_libraries(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	char line[4096];
+	if (!maps)
+		return;
+	while (fgets(line, sizeof(line), maps)) {
+		char *path = strchr(line, '/');
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		const char *base = strrchr(path, '/') + 1;
+		if (strncmp(base, "libvulkan_", 10) != 0 && strncmp(base, "libLLVM", 7) != 0)
+			continue;
+		/* RTLD_NOLOAD: only take another reference to what the loader already opened. */
+		void *handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+		(void)handle; /* intentionally never closed */
+	}
+	fclose(maps);
 }
 
 static const char *type_name(VkPhysicalDeviceType type)
@@ -593,6 +619,8 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	rc = pick_device(gpu, want, err, err_size);
 	if (rc < 0)
 		goto fail;
+	if (env_flag("VKR_PIN_DRIVER"))
+		pin_driver_libraries();
 	gpu->has_host_import_ext = has_device_ext(gpu->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
 				   !env_flag("VKR_NO_HOST_IMPORT");
 	gpu->has_sm_builtins = has_device_ext(gpu->physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);

@@ -65,7 +65,8 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 	assert_int_equal(gpu_buffer_create(gpu, out_bytes, GPU_MEMORY_READBACK, &out), 0);
 	for (size_t i = 0; i < count; i++) {
 		size_t size = proto_dtype_size(jobs[i].dtype);
-		memcpy((char *)in.map + in_off[i], jobs[i].input, jobs[i].n * size);
+		if (jobs[i].n)
+			memcpy((char *)in.map + in_off[i], jobs[i].input, jobs[i].n * size);
 		kj[i] = (struct kern_job){
 			.kind = jobs[i].kind,
 			.op = jobs[i].op,
@@ -101,6 +102,8 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 		size_t size = proto_dtype_size(jobs[i].dtype);
 		if (jobs[i].kind == KERN_REDUCE)
 			jobs[i].result = kern_result_decode(&kj[i], (char *)out.map + out_off[i]);
+		else if (jobs[i].n == 0)
+			continue;
 		else if (jobs[i].in_place)
 			memcpy(jobs[i].output, (char *)in.map + in_off[i], jobs[i].n * size);
 		else

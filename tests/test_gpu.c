@@ -159,6 +159,28 @@ static void test_gpu_injected_submit_failure_reports_device_lost(void **state)
 	harness_gpu_done(gpu);
 }
 
+/* Under the validation setup (VKR_VALIDATION=1) the layer must really be watching: a
+ * dispatch recorded without a pipeline is reported and counted. Without it, nothing is
+ * counted. The command buffer is never submitted. */
+static void test_gpu_validation_layer_reports_misuse_when_enabled(void **state)
+{
+	(void)state;
+	const char *env = getenv("VKR_VALIDATION");
+	bool on = env && *env && strcmp(env, "0") != 0;
+	struct gpu *gpu = harness_gpu();
+	struct gpu_cmd *cmd;
+	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
+	vkCmdDispatch(gpu_cmd_handle(cmd), 1, 1, 1);
+	gpu_cmd_abandon(gpu, cmd);
+	if (on)
+		assert_true(gpu_validation_messages(gpu) > 0);
+	else
+		assert_int_equal(gpu_validation_messages(gpu), 0);
+	print_message("validation %s: %llu message(s) for the misuse\n", on ? "on" : "off",
+		      (unsigned long long)gpu_validation_messages(gpu));
+	gpu_destroy(gpu);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +191,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_reads_imported_host_memory_in_place),
 		cmocka_unit_test(test_gpu_wait_times_out_on_a_value_never_submitted),
 		cmocka_unit_test(test_gpu_injected_submit_failure_reports_device_lost),
+		cmocka_unit_test(test_gpu_validation_layer_reports_misuse_when_enabled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
