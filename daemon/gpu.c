@@ -590,7 +590,7 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 			},
 			.layout = gpu->layout,
 		};
-		r = vkCreateComputePipelines(gpu->device, VK_NULL_HANDLE, 1, &pi, NULL, &gpu->pipelines[i]);
+		r = vkCreateComputePipelines(gpu->device, gpu->pipeline_cache, 1, &pi, NULL, &gpu->pipelines[i]);
 		if (r != VK_SUCCESS) {
 			set_err(err, err_size, "cannot build pipeline %s (VkResult %d)", src->name, r);
 			return gpu_errno_from_vk(r);
@@ -638,6 +638,11 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 		set_err(err, err_size, "cannot create the command pool");
 		goto fail;
 	}
+	rc = gpu_cache_load(gpu, config->pipeline_cache_path);
+	if (rc < 0) {
+		set_err(err, err_size, "cannot create a pipeline cache");
+		goto fail;
+	}
 	rc = create_pipelines(gpu, err, err_size);
 	if (rc < 0)
 		goto fail;
@@ -668,6 +673,8 @@ void gpu_destroy(struct gpu *gpu)
 		}
 		if (gpu->layout)
 			vkDestroyPipelineLayout(gpu->device, gpu->layout, NULL);
+		if (gpu->pipeline_cache)
+			vkDestroyPipelineCache(gpu->device, gpu->pipeline_cache, NULL);
 		if (gpu->timeline)
 			vkDestroySemaphore(gpu->device, gpu->timeline, NULL);
 		vkDestroyDevice(gpu->device, NULL);

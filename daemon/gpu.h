@@ -29,6 +29,9 @@ struct gpu_config {
 	bool validation;
 	/* Print the device choice and its reason to stderr. */
 	bool verbose;
+	/* File of the Vulkan pipeline cache: read at start if present and made by this device
+	 * and driver (otherwise ignored with a warning). NULL: no cache. Borrowed. */
+	const char *pipeline_cache_path;
 };
 
 /* What the engine learned about the device it chose. */
@@ -66,6 +69,10 @@ const struct gpu_info *gpu_get_info(const struct gpu *gpu);
 /* Whether the device can run kernels on this dtype (f64 needs shaderFloat64, 64-bit
  * integers need shaderInt64). */
 bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype);
+/* Writes the pipeline cache to path atomically (temporary file + rename). 0 or -errno. */
+int gpu_save_pipeline_cache(struct gpu *gpu, const char *path);
+/* Whether gpu_create found and used a valid cache file. */
+bool gpu_pipeline_cache_was_loaded(const struct gpu *gpu);
 /* Number of validation-layer messages seen so far (0 when validation is off). */
 uint64_t gpu_validation_messages(const struct gpu *gpu);
 

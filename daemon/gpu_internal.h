@@ -43,6 +43,8 @@ struct gpu {
 	struct gpu_cmd **all_cmds; /* every gpu_cmd ever created, for teardown */
 	size_t all_cmd_count, all_cmd_cap;
 
+	VkPipelineCache pipeline_cache; /* owned; may be VK_NULL_HANDLE */
+	bool pipeline_cache_loaded;
 	VkPipelineLayout layout;
 	VkPipeline *pipelines;   /* owned; kern_pipeline_count() entries, NULL if unsupported */
 	VkShaderModule *modules; /* owned; one per distinct code, at the first pipeline using it */
@@ -59,6 +61,8 @@ int gpu_errno_from_vk(VkResult result);
  * device were lost). Returns whether this submit should fail. */
 bool gpu_fault_should_fail_submit(void);
 
+/* Creates gpu->pipeline_cache from the file at path (NULL: empty cache). */
+int gpu_cache_load(struct gpu *gpu, const char *path);
 int gpu_memory_init(struct gpu *gpu);
 int gpu_cmd_pool_init(struct gpu *gpu);
 void gpu_cmd_pool_finish(struct gpu *gpu);

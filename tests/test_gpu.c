@@ -159,6 +159,55 @@ static void test_gpu_injected_submit_failure_reports_device_lost(void **state)
 	harness_gpu_done(gpu);
 }
 
+static void write_file(const char *path, const void *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, size, f), size);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_gpu_pipeline_cache_is_saved_reloaded_and_bad_files_ignored(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/vkr-cache-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof(path), "%s/pipelines.cache", dir);
+	struct gpu_config config = { .pipeline_cache_path = path };
+	struct gpu *gpu = NULL;
+	char err[256];
+
+	/* No file yet: starts, and saves one. */
+	assert_int_equal(gpu_create(&config, &gpu, err, sizeof(err)), 0);
+	assert_false(gpu_pipeline_cache_was_loaded(gpu));
+	assert_int_equal(gpu_save_pipeline_cache(gpu, path), 0);
+	harness_gpu_done(gpu);
+
+	/* The saved file is used on the next start. */
+	assert_int_equal(gpu_create(&config, &gpu, err, sizeof(err)), 0);
+	assert_true(gpu_pipeline_cache_was_loaded(gpu));
+	harness_gpu_done(gpu);
+
+	/* A corrupt file and one from another device: ignored with a warning, start succeeds. */
+	write_file(path, "garbage, not a pipeline cache", 29);
+	assert_int_equal(gpu_create(&config, &gpu, err, sizeof(err)), 0);
+	assert_false(gpu_pipeline_cache_was_loaded(gpu));
+	harness_gpu_done(gpu);
+	VkPipelineCacheHeaderVersionOne foreign = {
+		.headerSize = sizeof(foreign),
+		.headerVersion = VK_PIPELINE_CACHE_HEADER_VERSION_ONE,
+		.vendorID = 0x10de,
+		.deviceID = 0x2335,
+	};
+	write_file(path, &foreign, sizeof(foreign));
+	assert_int_equal(gpu_create(&config, &gpu, err, sizeof(err)), 0);
+	assert_false(gpu_pipeline_cache_was_loaded(gpu));
+	harness_gpu_done(gpu);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* Under the validation setup (VKR_VALIDATION=1) the layer must really be watching: a
  * dispatch recorded without a pipeline is reported and counted. Without it, nothing is
  * counted. The command buffer is never submitted. */
@@ -192,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_wait_times_out_on_a_value_never_submitted),
 		cmocka_unit_test(test_gpu_injected_submit_failure_reports_device_lost),
 		cmocka_unit_test(test_gpu_validation_layer_reports_misuse_when_enabled),
+		cmocka_unit_test(test_gpu_pipeline_cache_is_saved_reloaded_and_bad_files_ignored),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
