@@ -56,6 +56,8 @@ struct batch {
 	uint64_t done_value;             /* every value <= this has completed */
 	bool lost;                       /* gpu_wait reported device loss */
 	bool stop;
+
+	uint64_t rebuild_after_ns;       /* device loss: earliest next attempt after a failure */
 };
 
 /* ---- completion thread ----------------------------------------------------------------- */
@@ -90,6 +92,8 @@ static void *completion_main(void *arg)
 	pthread_mutex_unlock(&b->mu);
 	return NULL;
 }
+
+static void rebuild_device(struct batch *b);
 
 /* ---- queues ---------------------------------------------------------------------------- */
 
@@ -186,6 +190,7 @@ void batch_job_free(struct vkrd *d, struct batch_job *job)
 
 	conn->requests_in_flight--;
 	conn->bytes_in_flight -= job->charged_bytes;
+	d->stats.memory_bytes -= job->charged_bytes;
 	if (job->zone)
 		msgpack_zone_free(job->zone);
 	shm_region_unref(job->src_region);
@@ -432,10 +437,11 @@ static int submit_one(struct batch *b)
 		free(f->jobs);
 		free(f);
 		rollback_rings(b);
-		d->stats.device_lost += r == -EIO;
+		d->stats.device_lost += r != -ENOMEM;
 		log_error("batch: submit of %zu jobs failed: %s", count, strerror(-r));
-		fail_all(b, b->sel, count, r == -EIO ? VKR_WIRE_DEVICE_LOST : VKR_WIRE_INTERNAL,
-			 r == -EIO ? "the device was lost" : "submit failed");
+		/* Both answers are retryable: out of memory passes, a lost device is rebuilt. */
+		fail_all(b, b->sel, count, r == -ENOMEM ? VKR_WIRE_BUSY : VKR_WIRE_DEVICE_LOST,
+			 r == -ENOMEM ? "submit: out of memory; retry later" : "the device was lost; retry later");
 		return r;
 	}
 	if (gpu_ring_fence(&b->upload, value) || gpu_ring_fence(&b->readback, value) ||
@@ -467,14 +473,15 @@ static void on_check(uv_check_t *handle)
 	struct vkrd *d = b->d;
 
 	while (b->pending > 0 && b->inflight_count < d->limits.max_batches_in_flight &&
-	       !gpu_is_lost(d->gpu)) {
+	       !gpu_is_lost(d->gpu) && b->thread_started) {
 		if (submit_one(b) <= 0)
 			break;
 	}
 	if (gpu_is_lost(d->gpu)) {
 		struct batch_job *job;
 		while ((job = take_next(b)))
-			fail_job(b, job, VKR_WIRE_DEVICE_LOST, "the device was lost");
+			fail_job(b, job, VKR_WIRE_DEVICE_LOST, "the device was lost; retry later");
+		rebuild_device(b);
 	}
 	conn_flush_dirty(d);
 }
@@ -576,12 +583,130 @@ static void on_async(uv_async_t *handle)
 	gpu_ring_reclaim(&b->upload, done);
 	gpu_ring_reclaim(&b->readback, done);
 	gpu_ring_reclaim(&b->scratch, done);
+	if (gpu_is_lost(d->gpu))
+		rebuild_device(b);
 	conn_flush_dirty(d);
 	if (d->shutting_down && batch_idle(b) && d->on_idle)
 		d->on_idle(d);
 }
 
 /* ---- life cycle ------------------------------------------------------------------------ */
+
+/* Creates the three rings on gpu; on failure none is left. */
+static int rings_init(struct gpu *gpu, const struct limits *l, struct gpu_ring *upload,
+		      struct gpu_ring *readback, struct gpu_ring *scratch, char *err, size_t err_size)
+{
+	int r;
+
+	if ((r = gpu_ring_init(upload, gpu, l->upload_ring_bytes, GPU_MEMORY_UPLOAD))) {
+		snprintf(err, err_size, "upload ring of %" PRIu64 " bytes: %s", l->upload_ring_bytes, strerror(-r));
+		return r;
+	}
+	if ((r = gpu_ring_init(readback, gpu, l->readback_ring_bytes, GPU_MEMORY_READBACK))) {
+		snprintf(err, err_size, "readback ring of %" PRIu64 " bytes: %s", l->readback_ring_bytes,
+			 strerror(-r));
+		gpu_ring_finish(upload, gpu);
+		return r;
+	}
+	if ((r = gpu_ring_init(scratch, gpu, l->scratch_ring_bytes, GPU_MEMORY_DEVICE))) {
+		snprintf(err, err_size, "scratch ring of %" PRIu64 " bytes: %s", l->scratch_ring_bytes,
+			 strerror(-r));
+		gpu_ring_finish(readback, gpu);
+		gpu_ring_finish(upload, gpu);
+		return r;
+	}
+	return 0;
+}
+
+static void stop_thread(struct batch *b)
+{
+	if (!b->thread_started)
+		return;
+	pthread_mutex_lock(&b->mu);
+	b->stop = true;
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	pthread_join(b->thread, NULL);
+	b->thread_started = false;
+	b->stop = false;
+}
+
+/* 0 or a positive errno of pthread_create. */
+static int start_thread(struct batch *b)
+{
+	int r = pthread_create(&b->thread, NULL, completion_main, b);
+
+	b->thread_started = r == 0;
+	return r;
+}
+
+/*
+ * After device loss: once nothing is on the GPU any more (every job of the lost batches
+ * has been answered "device lost"), creates the device, its pipelines and the rings again
+ * and swaps them in. Connections and their regions stay; regions that were imported into
+ * the old device are imported into the new one. The new device and rings are made before
+ * the old ones go, so a failed attempt changes nothing and is retried a second later (on
+ * the next request: until then every request is answered "device lost", retryable).
+ */
+static void rebuild_device(struct batch *b)
+{
+	struct vkrd *d = b->d;
+	struct gpu_config cfg = { 0 };
+	struct gpu_ring up, rb, sc;
+	struct gpu *ng = NULL, *old = d->gpu;
+	char index[16], err[256];
+	uint64_t now = vkrd_now_ns();
+	int r;
+
+	if (b->inflight_count > 0 || b->pending > 0 || d->shutting_down || now < b->rebuild_after_ns)
+		return;
+	if (d->gpu_config) {
+		cfg = *d->gpu_config;
+	} else {
+		snprintf(index, sizeof(index), "%u", gpu_get_info(old)->device_index);
+		cfg.device = index;
+	}
+	log_warn("device lost: creating the device again");
+	r = gpu_create(&cfg, &ng, err, sizeof(err));
+	if (r == 0 && (r = rings_init(ng, &d->limits, &up, &rb, &sc, err, sizeof(err))))
+		gpu_destroy(ng);
+	if (r) {
+		d->stats.device_rebuild_failures++;
+		b->rebuild_after_ns = now + UINT64_C(1000000000);
+		log_error("device rebuild failed (retrying in a second): %s", err);
+		return;
+	}
+	stop_thread(b);
+	/* Nothing of the old device may outlive it: region imports, then the rings. */
+	for (struct conn *c = d->conns; c; c = c->next)
+		for (size_t i = 0; i < c->regions.count; i++) {
+			d->stats.regions_imported -= c->regions.regions[i]->imported;
+			shm_region_drop_import(c->regions.regions[i]);
+		}
+	gpu_ring_finish(&b->scratch, old);
+	gpu_ring_finish(&b->readback, old);
+	gpu_ring_finish(&b->upload, old);
+	if (gpu_validation_messages(old) > 0)
+		log_error("the validation layer reported %" PRIu64 " messages on the lost device",
+			  gpu_validation_messages(old));
+	gpu_destroy(old);
+	d->gpu = ng;
+	b->upload = up;
+	b->readback = rb;
+	b->scratch = sc;
+	b->lost = false;
+	b->done_value = 0;
+	b->wait_first = b->wait_count = 0;
+	for (struct conn *c = d->conns; c; c = c->next)
+		for (size_t i = 0; i < c->regions.count; i++) {
+			shm_region_import(c->regions.regions[i], ng);
+			d->stats.regions_imported += c->regions.regions[i]->imported;
+		}
+	if ((r = start_thread(b)))
+		log_error("device rebuilt, but the completion thread did not start: %s", strerror(r));
+	d->stats.device_rebuilds++;
+	log_info("device rebuilt: %s", gpu_get_info(ng)->name);
+}
 
 int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 {
@@ -601,23 +726,8 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 		r = -ENOMEM;
 		goto fail;
 	}
-	if ((r = gpu_ring_init(&b->upload, d->gpu, d->limits.upload_ring_bytes, GPU_MEMORY_UPLOAD))) {
-		snprintf(err, err_size, "upload ring of %" PRIu64 " bytes: %s", d->limits.upload_ring_bytes, strerror(-r));
+	if ((r = rings_init(d->gpu, &d->limits, &b->upload, &b->readback, &b->scratch, err, err_size)))
 		goto fail;
-	}
-	if ((r = gpu_ring_init(&b->readback, d->gpu, d->limits.readback_ring_bytes, GPU_MEMORY_READBACK))) {
-		snprintf(err, err_size, "readback ring of %" PRIu64 " bytes: %s", d->limits.readback_ring_bytes,
-			 strerror(-r));
-		gpu_ring_finish(&b->upload, d->gpu);
-		goto fail;
-	}
-	if ((r = gpu_ring_init(&b->scratch, d->gpu, d->limits.scratch_ring_bytes, GPU_MEMORY_DEVICE))) {
-		snprintf(err, err_size, "scratch ring of %" PRIu64 " bytes: %s", d->limits.scratch_ring_bytes,
-			 strerror(-r));
-		gpu_ring_finish(&b->readback, d->gpu);
-		gpu_ring_finish(&b->upload, d->gpu);
-		goto fail;
-	}
 	b->rings_ready = true;
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
@@ -627,13 +737,12 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 	uv_async_init(d->loop, &b->async, on_async);
 	b->async.data = b;
 	b->handles_open = true;
-	if ((r = pthread_create(&b->thread, NULL, completion_main, b))) {
+	if ((r = start_thread(b))) {
 		snprintf(err, err_size, "completion thread: %s", strerror(r));
 		batch_close(b);
 		*out = b; /* the caller runs the loop to close the handles, then destroys */
 		return -r;
 	}
-	b->thread_started = true;
 	*out = b;
 	return 0;
 fail:
@@ -645,14 +754,7 @@ fail:
 
 void batch_close(struct batch *b)
 {
-	if (b->thread_started) {
-		pthread_mutex_lock(&b->mu);
-		b->stop = true;
-		pthread_cond_signal(&b->cv);
-		pthread_mutex_unlock(&b->mu);
-		pthread_join(b->thread, NULL);
-		b->thread_started = false;
-	}
+	stop_thread(b);
 	if (b->handles_open) {
 		uv_close((uv_handle_t *)&b->check, NULL);
 		uv_close((uv_handle_t *)&b->async, NULL);

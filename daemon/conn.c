@@ -29,6 +29,8 @@
 #define FRAME_SLACK (64 * 1024)
 
 static struct log_ratelimit bad_input_rl = LOG_RATELIMIT_INIT(10);
+static struct log_ratelimit access_rl = LOG_RATELIMIT_INIT(5);
+static struct log_ratelimit slow_rl = LOG_RATELIMIT_INIT(5);
 
 static void update_events(struct conn *conn);
 static void on_poll(uv_poll_t *handle, int status, int events);
@@ -65,41 +67,73 @@ static int pack_write(void *data, const char *buf, size_t len)
 	}
 	memcpy(conn->out + conn->out_len, buf, len);
 	conn->out_len += len;
+	conn->d->stats.memory_bytes += len;
 	return 0;
+}
+
+/* Checks the peer's credentials before anything is allocated for it. 0 or -errno. */
+static int admit(struct vkrd *d, int fd, struct access_peer *peer)
+{
+	int r = access_read_peer(fd, peer);
+
+	if (r) {
+		/* Without credentials neither the allow lists nor per-uid limits can be applied. */
+		if (log_ratelimit_ok(&access_rl))
+			log_warn("refusing a connection: SO_PEERCRED: %s", strerror(-r));
+		return r;
+	}
+	if (!access_allowed(&d->access, peer)) {
+		d->stats.connections_denied++;
+		if (log_ratelimit_ok(&access_rl))
+			log_warn("refusing a connection from uid %u (pid %d): not in allow_uids/allow_groups",
+				 (unsigned)peer->uid, (int)peer->pid);
+		return -EACCES;
+	}
+	r = access_conn_open(&d->access, peer->uid, d->limits.max_connections_per_uid);
+	if (r == -EUSERS) {
+		d->stats.connections_refused_uid++;
+		if (log_ratelimit_ok(&access_rl))
+			log_warn("refusing a connection from uid %u (pid %d): max_connections_per_uid %" PRIu64
+				 " reached", (unsigned)peer->uid, (int)peer->pid, d->limits.max_connections_per_uid);
+	}
+	return r;
 }
 
 int conn_create(struct vkrd *d, int fd)
 {
-	struct conn *conn = calloc(1, sizeof(*conn));
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
+	struct access_peer peer;
+	struct conn *conn;
 	int r;
 
-	if (!conn) {
-		close(fd);
-		return -ENOMEM;
-	}
-	if (!msgpack_unpacker_init(&conn->unpacker, READ_CHUNK)) {
-		free(conn);
-		close(fd);
-		return -ENOMEM;
-	}
-	r = uv_poll_init(d->loop, &conn->poll, fd);
-	if (r) {
-		msgpack_unpacker_destroy(&conn->unpacker);
-		free(conn);
+	if ((r = admit(d, fd, &peer))) {
 		close(fd);
 		return r;
 	}
+	d->stats.users = d->access.nusers;
+	conn = calloc(1, sizeof(*conn));
+	if (!conn) {
+		r = -ENOMEM;
+		goto fail_uid;
+	}
+	if (!msgpack_unpacker_init(&conn->unpacker, READ_CHUNK)) {
+		r = -ENOMEM;
+		goto fail_free;
+	}
+	r = uv_poll_init(d->loop, &conn->poll, fd);
+	if (r)
+		goto fail_unpacker;
+	/* Cannot fail on Linux (no allocation); once both handles exist, conn_close closes them. */
+	uv_timer_init(d->loop, &conn->soft_timer);
 	conn->poll.data = conn;
+	conn->soft_timer.data = conn;
 	conn->d = d;
 	conn->fd = fd;
-	conn->refs = 1; /* the open socket's reference, dropped when poll is closed */
+	/* The open socket's reference (dropped when poll is closed) and the timer's. */
+	conn->refs = 2;
 	conn->id = ++d->next_conn_id;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-		conn->peer_pid = cred.pid;
-		conn->peer_uid = cred.uid;
-	}
+	conn->peer_pid = peer.pid;
+	conn->peer_uid = peer.uid;
+	conn->uid_counted = true;
 	msgpack_packer_init(&conn->packer, conn, pack_write);
 	shm_table_init(&conn->regions);
 	conn->next = d->conns;
@@ -112,6 +146,15 @@ int conn_create(struct vkrd *d, int fd)
 		  (unsigned)conn->peer_uid);
 	update_events(conn);
 	return 0;
+fail_unpacker:
+	msgpack_unpacker_destroy(&conn->unpacker);
+fail_free:
+	free(conn);
+fail_uid:
+	access_conn_close(&d->access, peer.uid);
+	d->stats.users = d->access.nusers;
+	close(fd);
+	return r;
 }
 
 struct conn *conn_ref(struct conn *conn)
@@ -137,6 +180,11 @@ static void on_poll_closed(uv_handle_t *handle)
 	conn_unref(conn);
 }
 
+static void on_timer_closed(uv_handle_t *handle)
+{
+	conn_unref(handle->data);
+}
+
 void conn_close(struct conn *conn)
 {
 	struct vkrd *d = conn->d;
@@ -150,7 +198,18 @@ void conn_close(struct conn *conn)
 	d->stats.region_bytes -= conn->regions.bytes;
 	for (size_t i = 0; i < conn->regions.count; i++)
 		d->stats.regions_imported -= conn->regions.regions[i]->imported;
+	/* The uid's quota is free again at once; the pages stay mapped until work that still
+	 * uses them completes (the jobs hold references). */
+	access_shm_release(&d->access, conn->peer_uid, conn->regions.bytes);
 	shm_table_finish(&conn->regions);
+	if (conn->uid_counted) {
+		access_conn_close(&d->access, conn->peer_uid);
+		conn->uid_counted = false;
+	}
+	d->stats.users = d->access.nusers;
+	/* Unsent replies are discarded: the memory they held is free. */
+	d->stats.memory_bytes -= conn->out_len - conn->out_off;
+	conn->out_off = conn->out_len = 0;
 	for (unsigned i = 0; i < conn->nfds; i++)
 		close(conn->fds[i].fd);
 	conn->nfds = 0;
@@ -164,6 +223,7 @@ void conn_close(struct conn *conn)
 	d->stats.connections--;
 	uv_poll_stop(&conn->poll);
 	uv_close((uv_handle_t *)&conn->poll, on_poll_closed);
+	uv_close((uv_handle_t *)&conn->soft_timer, on_timer_closed);
 	/* A slot is free again if running out of fds had paused accepting. */
 	server_resume(d->server);
 }
@@ -196,6 +256,54 @@ static void update_events(struct conn *conn)
 	}
 }
 
+static void close_slow(struct conn *conn, const char *why)
+{
+	conn->d->stats.slow_reader_closes++;
+	if (log_ratelimit_ok(&slow_rl))
+		log_warn("conn %" PRIu64 " (pid %d): %zu reply bytes unread (%s); closing", conn->id,
+			 (int)conn->peer_pid, conn->out_len - conn->out_off, why);
+	conn_close(conn);
+}
+
+static void on_soft_timer(uv_timer_t *timer)
+{
+	struct conn *conn = timer->data;
+
+	/* flush() stops the timer when the backlog drains, so firing means it did not. */
+	if (!conn->closing && conn->soft_since_ns != 0)
+		close_slow(conn, "above output_soft_bytes for output_soft_seconds");
+}
+
+/* Redis's client output buffer limits: a reader that falls behind by more than the hard
+ * limit, or by more than the soft limit for longer than the soft time, is closed, so that
+ * the memory held for one client stays bounded and a merely bursty reader is not. */
+static void check_output(struct conn *conn)
+{
+	const struct limits *l = &conn->d->limits;
+	uint64_t unsent = conn->out_len - conn->out_off;
+	uint64_t now;
+
+	if (unsent > l->max_output_bytes) {
+		close_slow(conn, "max_output_bytes");
+		return;
+	}
+	if (unsent <= l->output_soft_bytes) {
+		if (conn->soft_since_ns) {
+			conn->soft_since_ns = 0;
+			uv_timer_stop(&conn->soft_timer);
+		}
+		return;
+	}
+	now = vkrd_now_ns();
+	if (!conn->soft_since_ns) {
+		conn->soft_since_ns = now;
+		/* A timer as well, for a reader that stalls when no further replies come. */
+		uv_timer_start(&conn->soft_timer, on_soft_timer, l->output_soft_seconds * 1000, 0);
+	} else if (now - conn->soft_since_ns >= l->output_soft_seconds * UINT64_C(1000000000)) {
+		close_slow(conn, "above output_soft_bytes for output_soft_seconds");
+	}
+}
+
 /* Writes buffered replies until the socket would block. */
 static void flush(struct conn *conn)
 {
@@ -213,7 +321,11 @@ static void flush(struct conn *conn)
 		}
 		conn->out_off += (size_t)n;
 		conn->d->stats.bytes_out += (uint64_t)n;
+		conn->d->stats.memory_bytes -= (uint64_t)n;
 	}
+	if (conn->closing)
+		return;
+	check_output(conn);
 	if (conn->closing)
 		return;
 	if (conn->out_off == conn->out_len) {
@@ -259,12 +371,9 @@ void conn_reply_end(struct conn *conn)
 		return;
 	}
 	/* A client that never reads must not make the daemon's memory grow without bound. */
-	if (conn->out_len - conn->out_off > d->limits.max_output_bytes) {
-		log_warn("conn %" PRIu64 ": %zu reply bytes unread (max_output_bytes); closing", conn->id,
-			 conn->out_len - conn->out_off);
-		conn_close(conn);
+	check_output(conn);
+	if (conn->closing)
 		return;
-	}
 	if (!conn->in_dirty_list) {
 		conn->in_dirty_list = true;
 		conn->dirty_next = d->dirty;

@@ -31,7 +31,10 @@ struct conn {
 	unsigned refs;
 	uint64_t id;                /* for logs */
 	pid_t peer_pid;             /* SO_PEERCRED, for logs */
-	uid_t peer_uid;
+	uid_t peer_uid;             /* SO_PEERCRED: counted in d->access while open */
+	bool uid_counted;           /* access_conn_open succeeded: undo on close */
+	uv_timer_t soft_timer;      /* embedded: fires when replies stayed above the soft limit */
+	uint64_t soft_since_ns;     /* 0, or when unsent replies first passed output_soft_bytes */
 	int events;                 /* UV_READABLE/UV_WRITABLE currently polled */
 	bool closing;               /* conn_close called: no more I/O, replies discarded */
 	bool close_after_flush;     /* protocol error: close once the reply is written */
@@ -61,8 +64,10 @@ struct conn {
 	struct conn *dirty_next;     /* borrowed: d->dirty list */
 };
 
-/* Takes over fd (a connected, non-blocking, close-on-exec socket) and starts reading. On
- * failure closes fd and returns -errno. */
+/* Takes over fd (a connected, non-blocking, close-on-exec socket), checks the peer against
+ * the allow lists and the per-uid connection limit, and starts reading. On failure closes
+ * fd and returns -errno: -EACCES (not allowed), -EUSERS (the uid has max_connections_per_uid),
+ * -ENOMEM or another error of the loop. */
 int conn_create(struct vkrd *d, int fd);
 /* Stops I/O, drops queued jobs and regions (work on the GPU keeps its references), closes
  * the socket. Safe to call more than once. */

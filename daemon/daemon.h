@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "access.h"
 #include "daemon_limits.h"
 #include "stats.h"
 
@@ -16,10 +17,12 @@ struct gpu;
 struct batch;
 struct server;
 struct conn;
+struct notify_service;
+struct gpu_config;
 
 struct vkrd {
 	uv_loop_t *loop;        /* borrowed */
-	struct gpu *gpu;        /* owned by main.c */
+	struct gpu *gpu;        /* owned by main.c; batch.c replaces it after device loss */
 	struct batch *batch;    /* owned by main.c */
 	struct server *server;  /* owned by main.c, may be NULL (stopped) */
 	struct limits limits;
@@ -27,6 +30,11 @@ struct vkrd {
 	struct conn *conns;     /* borrowed: open connections (conn.c keeps the list) */
 	struct conn *dirty;     /* borrowed: connections with replies to flush (conn.c) */
 	uint64_t next_conn_id;
+	struct access access;   /* allow lists and per-uid totals (access.c) */
+	/* How gpu was created, to create it again after device loss (batch.c); borrowed, may
+	 * be NULL (then the same device index is used). */
+	const struct gpu_config *gpu_config;
+	struct notify_service *notify; /* owned by main.c, may be NULL: STATUS= and watchdog */
 	bool shutting_down;     /* SIGTERM/SIGINT seen: finish accepted work, take no more */
 	/* Called by the batch when it goes idle during shutdown; may be NULL. */
 	void (*on_idle)(struct vkrd *d);

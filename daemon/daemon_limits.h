@@ -23,6 +23,17 @@
 	  "shared-memory regions a connection may have registered")                                    \
 	X(max_connections, "max-connections", 1024, 1, 1u << 20,                                    \
 	  "connections at once; further ones are accepted and closed at once")                         \
+	X(max_connections_per_uid, "max-connections-per-uid", 256, 1, 1u << 20,                     \
+	  "connections at once from one user (SO_PEERCRED uid); further ones are closed at once")      \
+	X(max_shm_bytes_per_uid, "max-shm-bytes-per-uid", UINT64_C(128) << 30, 4096,                 \
+	  UINT64_C(1) << 48, "bytes of shared memory one user may have registered, all connections")  \
+	X(max_memory_bytes, "max-memory-bytes", UINT64_C(4) << 30, UINT64_C(1) << 20,                \
+	  UINT64_C(1) << 44, "inline bytes in flight plus unsent reply bytes of all connections; "     \
+	  "past it reduce and scan get 'busy'")                                                        \
+	X(output_soft_bytes, "output-soft-bytes", UINT64_C(128) << 20, 1024, UINT64_C(1) << 40,      \
+	  "reply bytes buffered for a connection; above it for output-soft-seconds, it closes")       \
+	X(output_soft_seconds, "output-soft-seconds", 10, 1, 86400,                                 \
+	  "seconds a connection may stay above output-soft-bytes before it is closed")               \
 	X(max_output_bytes, "max-output-bytes", UINT64_C(1) << 30, 4096, UINT64_C(1) << 40,          \
 	  "reply bytes buffered for a connection that does not read; past it the connection closes")  \
 	X(output_pause_bytes, "output-pause-bytes", UINT64_C(64) << 20, 1024, UINT64_C(1) << 40,     \

@@ -247,6 +247,17 @@ static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_obje
 				 d->limits.max_requests_per_conn, d->limits.max_bytes_per_conn);
 		return;
 	}
+	/* The daemon as a whole: inline inputs, results and unsent replies of every connection
+	 * share one budget. Like the per-connection one it admits a lone request of any size
+	 * (the per-message limit bounds that), so the budget cannot wedge the daemon. */
+	if (d->stats.memory_bytes > 0 && (d->stats.memory_bytes > d->limits.max_memory_bytes ||
+					  charged > d->limits.max_memory_bytes - d->stats.memory_bytes)) {
+		d->stats.busy_memory++;
+		conn_reply_error(conn, msgid, VKR_WIRE_BUSY,
+				 "the daemon holds %" PRIu64 " bytes for all clients (max_memory_bytes %" PRIu64
+				 "); retry later", d->stats.memory_bytes, d->limits.max_memory_bytes);
+		return;
+	}
 	job = calloc(1, sizeof(*job));
 	if (!job) {
 		conn_reply_error(conn, msgid, VKR_WIRE_INTERNAL, "out of memory");
@@ -274,6 +285,7 @@ static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_obje
 	}
 	conn->requests_in_flight++;
 	conn->bytes_in_flight += charged;
+	d->stats.memory_bytes += charged;
 	job->enqueue_ns = vkrd_now_ns();
 	batch_enqueue(d->batch, job);
 }
@@ -335,7 +347,17 @@ static void method_register_shm(struct conn *conn, uint32_t msgid, const msgpack
 		shm_region_unref(region);
 		return;
 	}
+	/* Per user as well: many connections of one uid must not add up past its share. */
+	if (access_shm_charge(&d->access, conn->peer_uid, region->size, d->limits.max_shm_bytes_per_uid)) {
+		conn_reply_error(conn, msgid, VKR_WIRE_BUSY,
+				 "fd: %" PRIu64 " more bytes would exceed max_shm_bytes_per_uid %" PRIu64
+				 " (uid %u has %" PRIu64 " registered)", region->size, d->limits.max_shm_bytes_per_uid,
+				 (unsigned)conn->peer_uid, access_shm_bytes(&d->access, conn->peer_uid));
+		shm_region_unref(region);
+		return;
+	}
 	if (shm_table_add(&conn->regions, region)) {
+		access_shm_release(&d->access, conn->peer_uid, region->size);
 		conn_reply_error(conn, msgid, VKR_WIRE_INTERNAL, "out of memory");
 		shm_region_unref(region);
 		return;
@@ -382,6 +404,7 @@ static void method_unregister_shm(struct conn *conn, uint32_t msgid, const msgpa
 	d->stats.regions--;
 	d->stats.region_bytes -= region->size;
 	d->stats.regions_imported -= region->imported;
+	access_shm_release(&d->access, conn->peer_uid, region->size);
 	/* Jobs that use the region keep it mapped until they complete. */
 	shm_table_remove(&conn->regions, id);
 	msgpack_pack_true(conn_reply_begin(conn, msgid));

@@ -88,27 +88,39 @@ int shm_region_create(struct gpu *gpu, int fd, bool writable, uint64_t max_bytes
 	region->map = map;
 	region->size = (uint64_t)st.st_size;
 	region->writable = writable;
-	region->gpu = gpu;
+	if (gpu)
+		shm_region_import(region, gpu);
+	*out = region;
+	return 0;
+}
+
+void shm_region_import(struct shm_region *region, struct gpu *gpu)
+{
+	const struct gpu_info *info = gpu_get_info(gpu);
+	uint64_t align = info->host_import_alignment;
 
 	/* Import where the device can: the GPU then reads (and for scan into the region,
 	 * writes) the client's pages without a staging copy. mmap gives page alignment; the
 	 * size must also be a multiple of the device's import alignment, else the region is
 	 * copied through the staging rings instead. */
-	if (gpu) {
-		const struct gpu_info *info = gpu_get_info(gpu);
-		uint64_t align = info->host_import_alignment;
-		if (info->host_import && align != 0 && region->size % align == 0 &&
-		    (uintptr_t)map % align == 0) {
-			int r = gpu_buffer_import_host(gpu, map, region->size, &region->import);
-			if (r == 0)
-				region->imported = true;
-			else
-				log_debug("shm: host import of %" PRIu64 " bytes failed (%d); copying instead",
-					  region->size, r);
-		}
-	}
-	*out = region;
-	return 0;
+	region->gpu = gpu;
+	if (region->imported || !info->host_import || align == 0 || region->size % align != 0 ||
+	    (uintptr_t)region->map % align != 0)
+		return;
+	int r = gpu_buffer_import_host(gpu, region->map, region->size, &region->import);
+	if (r == 0)
+		region->imported = true;
+	else
+		log_debug("shm: host import of %" PRIu64 " bytes failed (%d); copying instead", region->size, r);
+}
+
+void shm_region_drop_import(struct shm_region *region)
+{
+	if (region->imported)
+		gpu_buffer_destroy(region->gpu, &region->import);
+	memset(&region->import, 0, sizeof(region->import));
+	region->imported = false;
+	region->gpu = NULL;
 }
 
 struct shm_region *shm_region_ref(struct shm_region *region)

@@ -23,7 +23,7 @@ struct shm_region {
 	bool writable;          /* mapped PROT_WRITE; scan may write into it */
 	bool imported;          /* `import` is valid: the GPU addresses the pages directly */
 	struct gpu_buffer import; /* owned when imported */
-	struct gpu *gpu;        /* borrowed: needed to destroy `import` */
+	struct gpu *gpu;        /* borrowed, may be NULL: the device of `import` */
 };
 
 /*
@@ -36,6 +36,13 @@ struct shm_region {
 int shm_region_create(struct gpu *gpu, int fd, bool writable, uint64_t max_bytes,
 		      struct shm_region **out, char *msg, size_t msg_size);
 struct shm_region *shm_region_ref(struct shm_region *region);
+/* Imports the region's pages into gpu where the device allows it (else the region is copied
+ * through the staging rings; not an error). Used at registration and after a device was
+ * created again. */
+void shm_region_import(struct shm_region *region, struct gpu *gpu);
+/* Releases the import (before its device is destroyed); the mapping stays. The caller
+ * guarantees that no pending GPU work uses it. */
+void shm_region_drop_import(struct shm_region *region);
 /* Drops a reference; the last one unmaps. The caller guarantees that no pending GPU work
  * uses the region once its own reference is gone. Accepts NULL. */
 void shm_region_unref(struct shm_region *region);

@@ -76,7 +76,7 @@ void stats_pack(const struct stats *s, const struct limits *limits, msgpack_pack
 	unsigned nerr = 0;
 	unsigned nhist = 0;
 
-	msgpack_pack_map(pk, 29); /* keep in step with the entries below */
+	msgpack_pack_map(pk, 37); /* keep in step with the entries below */
 	pack_kv(pk, "requests_total", s->requests);
 
 	stats_pack_str(pk, "requests");
@@ -132,6 +132,14 @@ void stats_pack(const struct stats *s, const struct limits *limits, msgpack_pack
 	pack_kv(pk, "regions_total", s->regions_total);
 	pack_kv(pk, "jobs_dropped", s->jobs_dropped);
 	pack_kv(pk, "device_lost", s->device_lost);
+	pack_kv(pk, "device_rebuilds", s->device_rebuilds);
+	pack_kv(pk, "device_rebuild_failures", s->device_rebuild_failures);
+	pack_kv(pk, "connections_denied", s->connections_denied);
+	pack_kv(pk, "connections_refused_uid", s->connections_refused_uid);
+	pack_kv(pk, "slow_reader_closes", s->slow_reader_closes);
+	pack_kv(pk, "busy_memory", s->busy_memory);
+	pack_kv(pk, "memory_bytes", s->memory_bytes);
+	pack_kv(pk, "users", s->users);
 	stats_pack_str(pk, "limits");
 	stats_pack_limits(limits, pk);
 }

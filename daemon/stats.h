@@ -60,6 +60,14 @@ struct stats {
 	uint64_t regions_total;                      /* registered since start */
 	uint64_t jobs_dropped;                       /* queued jobs of closed connections */
 	uint64_t device_lost;                        /* batches failed with device loss */
+	uint64_t device_rebuilds;                    /* devices created again after a loss */
+	uint64_t device_rebuild_failures;            /* attempts that failed (retried) */
+	uint64_t connections_denied;                 /* closed at once: allow_uids/allow_groups */
+	uint64_t connections_refused_uid;            /* closed at once: max_connections_per_uid */
+	uint64_t slow_reader_closes;                 /* closed for unread replies (soft or hard) */
+	uint64_t busy_memory;                        /* requests refused: max_memory_bytes */
+	uint64_t memory_bytes;                       /* now: inline bytes in flight + unsent replies */
+	uint64_t users;                              /* now: distinct uids with a connection */
 };
 
 void stats_count_error(struct stats *stats, int wire_code);
