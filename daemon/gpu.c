@@ -451,6 +451,9 @@ static void read_info(struct gpu *gpu)
 		wgs = info->max_workgroup_count_x;
 	info->reduce_workgroups = wgs ? wgs : 1;
 	info->scan_workgroups = info->max_workgroup_count_x < 65535 ? info->max_workgroup_count_x : 65535;
+	/* VKR_SCAN=reduce-then-scan selects the three-dispatch scan, for comparison. */
+	const char *scan = getenv("VKR_SCAN");
+	info->scan_single_pass = !(scan && strcmp(scan, "reduce-then-scan") == 0);
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)

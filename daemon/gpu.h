@@ -53,7 +53,8 @@ struct gpu_info {
 	bool host_import;              /* VK_EXT_external_memory_host is enabled */
 	uint64_t host_import_alignment; /* minImportedHostPointerAlignment, 0 without import */
 	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
-	uint32_t scan_workgroups;      /* upper bound on resident workgroups of a scan pass */
+	uint32_t scan_workgroups;      /* most workgroups in one row of a scan dispatch */
+	bool scan_single_pass;         /* decoupled look-back scan (else reduce-then-scan) */
 	double timestamp_period_ns;    /* 0 when the queue has no timestamps */
 	char choice_reason[256];       /* why this device was chosen */
 };

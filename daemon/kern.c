@@ -23,7 +23,9 @@ enum {
 	PIPE_SCAN_REDUCE = PIPE_COUNT + VKR_DTYPE_COUNT_,       /* + dtype * 4 + op */
 	PIPE_SCAN_TOTALS = PIPE_SCAN_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
 	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
-	PIPE_TOTAL = PIPE_SCAN_APPLY + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
+	PIPE_SCAN_CHAINED = PIPE_SCAN_APPLY + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2, /* like APPLY */
+	PIPE_CLEAR = PIPE_SCAN_CHAINED + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
+	PIPE_TOTAL = PIPE_CLEAR + 1,
 };
 
 #define DTYPE_TABLE(kernel)                                                                        \
@@ -33,17 +35,17 @@ enum {
 	{ &spv_##kernel##_f32_size, &spv_##kernel##_f64_size, &spv_##kernel##_i32_size,             \
 	  &spv_##kernel##_u32_size, &spv_##kernel##_i64_size, &spv_##kernel##_u64_size }
 
-enum { K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_KERNELS };
+enum { K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED, K_KERNELS };
 static const char *const kernel_names[K_KERNELS] = {
-	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply",
+	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
 };
 static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
-	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply),
+	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply), DTYPE_TABLE(scan_chained),
 };
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
-	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply),
+	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
 };
 
 static struct kern_pipeline_source sources[PIPE_TOTAL];
@@ -82,12 +84,18 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 				describe(PIPE_REDUCE + d * SCALAR_OPS + op, K_REDUCE, d, op, 0);
 				describe(PIPE_SCAN_REDUCE + d * SCALAR_OPS + op, K_SCAN_REDUCE, d, op, 0);
 				describe(PIPE_SCAN_TOTALS + d * SCALAR_OPS + op, K_SCAN_TOTALS, d, op, 0);
-				for (unsigned e = 0; e < 2; e++)
+				for (unsigned e = 0; e < 2; e++) {
 					describe(PIPE_SCAN_APPLY + (d * SCALAR_OPS + op) * 2 + e,
 						 K_SCAN_APPLY, d, op, e);
+					describe(PIPE_SCAN_CHAINED + (d * SCALAR_OPS + op) * 2 + e,
+						 K_SCAN_CHAINED, d, op, e);
+				}
 			}
 			describe(PIPE_COUNT + d, K_COUNT, d, 0, 0);
 		}
+		sources[PIPE_CLEAR] = (struct kern_pipeline_source){
+			.name = "clear", .code = spv_clear, .size = spv_clear_size,
+		};
 	}
 	return &sources[index];
 }
@@ -129,10 +137,34 @@ static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_j
 	return p;
 }
 
-static uint64_t scan_tiles(const struct kern_job *job)
+/* Elements per tile: 512 slots of one 16-byte vector (reduce-then-scan) or of two
+ * (single-pass, which holds its tile in registers through the look-back). */
+static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
 {
-	uint64_t tile = SCAN_SLOTS * (16 / dtype_size(job->dtype));
+	uint64_t per_slot = 16 / dtype_size(job->dtype);
+	return SCAN_SLOTS * per_slot * (gpu->info.scan_single_pass ? 2 : 1);
+}
+
+static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
+{
+	uint64_t tile = scan_tile_elements(gpu, job);
 	return (job->n + tile - 1) / tile;
+}
+
+/* Single-pass scratch: tile flags and the tile counter, then aggregates, then prefixes. */
+struct chained_layout {
+	uint64_t flags, agg, incl, end;
+};
+
+static struct chained_layout chained_layout(const struct gpu *gpu, const struct kern_job *job)
+{
+	uint64_t tiles = scan_tiles(gpu, job);
+	struct chained_layout l;
+	l.flags = 0;
+	l.agg = align16((tiles + 1) * 4);
+	l.incl = l.agg + align16(tiles * dtype_size(job->dtype));
+	l.end = l.incl + align16(tiles * dtype_size(job->dtype));
+	return l;
 }
 
 static uint32_t scan_groups(const struct gpu *gpu, uint64_t tiles)
@@ -147,7 +179,9 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 		uint64_t acc = job->op == VKR_OP_COUNT ? 4 : dtype_size(job->dtype);
 		return align16(plan_reduce(gpu, job).groups * acc);
 	}
-	return align16(scan_tiles(job) * dtype_size(job->dtype));
+	if (gpu->info.scan_single_pass)
+		return chained_layout(gpu, job).end;
+	return align16(scan_tiles(gpu, job) * dtype_size(job->dtype));
 }
 
 int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size)
@@ -186,6 +220,12 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 		return -EINVAL;
 	}
 	uint64_t size = dtype_size(job->dtype);
+	uint64_t bytes = job->n * size;
+	if (job->kind == KERN_SCAN && job->src != job->dst && job->n > 0 &&
+	    job->src < job->dst + bytes && job->dst < job->src + bytes) {
+		snprintf(msg, msg_size, "dst: overlaps src without being the same range");
+		return -EINVAL;
+	}
 	if (job->src % size || (job->kind == KERN_SCAN && job->dst % size) ||
 	    (job->kind == KERN_REDUCE && job->dst % 8) || job->scratch % 16) {
 		snprintf(msg, msg_size, "offset: addresses must be aligned to the element size");
@@ -206,8 +246,19 @@ struct scan_params {
 	uint32_t n, tiles;
 };
 
+struct chained_params {
+	uint32_t src[2], dst[2], flags[2], agg[2], incl[2];
+	uint32_t n, tiles, vec_ok, fallback;
+};
+
+struct clear_params {
+	uint32_t dst[2];
+	uint32_t words;
+};
+
 _Static_assert(sizeof(struct reduce_params) <= GPU_PUSH_CONSTANT_BYTES, "push constants");
 _Static_assert(sizeof(struct scan_params) <= GPU_PUSH_CONSTANT_BYTES, "push constants");
+_Static_assert(sizeof(struct chained_params) <= GPU_PUSH_CONSTANT_BYTES, "push constants");
 
 static void split(uint32_t out[2], uint64_t address)
 {
@@ -221,8 +272,8 @@ struct recorder {
 	VkPipeline bound;
 };
 
-static void dispatch(struct recorder *rec, uint32_t pipeline, const void *params, uint32_t size,
-		     uint32_t groups)
+static void dispatch_2d(struct recorder *rec, uint32_t pipeline, const void *params, uint32_t size,
+			uint32_t groups_x, uint32_t groups_y)
 {
 	VkPipeline p = gpu_pipeline(rec->gpu, pipeline);
 	if (p != rec->bound) {
@@ -231,14 +282,22 @@ static void dispatch(struct recorder *rec, uint32_t pipeline, const void *params
 	}
 	vkCmdPushConstants(rec->cb, gpu_pipeline_layout(rec->gpu), VK_SHADER_STAGE_COMPUTE_BIT, 0, size,
 			   params);
-	vkCmdDispatch(rec->cb, groups, 1, 1);
+	vkCmdDispatch(rec->cb, groups_x, groups_y, 1);
 }
 
-static unsigned job_phases(const struct kern_job *job)
+static void dispatch(struct recorder *rec, uint32_t pipeline, const void *params, uint32_t size,
+		     uint32_t groups)
+{
+	dispatch_2d(rec, pipeline, params, size, groups, 1);
+}
+
+static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (job->kind == KERN_REDUCE)
 		return 2;
-	return job->n ? 3 : 0;
+	if (job->n == 0)
+		return 0;
+	return gpu->info.scan_single_pass ? 2 : 3;
 }
 
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
@@ -269,9 +328,45 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 	}
 }
 
+/* Single pass: phase 0 zeroes the flags and the tile counter, phase 1 scans. */
+static void record_chained_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
+{
+	uint64_t tiles = scan_tiles(rec->gpu, job);
+	struct chained_layout l = chained_layout(rec->gpu, job);
+	if (phase == 0) {
+		struct clear_params c = { .words = (uint32_t)(tiles + 1) };
+		split(c.dst, job->scratch + l.flags);
+		uint64_t groups = (tiles + 1 + WG_SIZE * 8 - 1) / (WG_SIZE * 8);
+		dispatch(rec, PIPE_CLEAR, &c, sizeof(c), (uint32_t)(groups < 1024 ? groups : 1024));
+		return;
+	}
+	struct chained_params p = { 0 };
+	split(p.src, job->src);
+	split(p.dst, job->dst);
+	split(p.flags, job->scratch + l.flags);
+	split(p.agg, job->scratch + l.agg);
+	split(p.incl, job->scratch + l.incl);
+	p.n = (uint32_t)job->n;
+	p.tiles = (uint32_t)tiles;
+	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
+	p.fallback = job->src != job->dst;
+	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
+	 * their tile from a counter, so the grid's shape does not matter. */
+	uint64_t max_x = rec->gpu->info.scan_workgroups;
+	uint64_t x = tiles < max_x ? tiles : max_x;
+	uint64_t y = (tiles + x - 1) / x;
+	uint32_t slot = job->dtype * SCALAR_OPS + job->op;
+	dispatch_2d(rec, PIPE_SCAN_CHAINED + slot * 2 + (job->exclusive ? 1 : 0), &p, sizeof(p),
+		    (uint32_t)x, (uint32_t)y);
+}
+
 static void record_scan_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
-	uint64_t tiles = scan_tiles(job);
+	if (rec->gpu->info.scan_single_pass) {
+		record_chained_phase(rec, job, phase);
+		return;
+	}
+	uint64_t tiles = scan_tiles(rec->gpu, job);
 	struct scan_params p = { 0 };
 	split(p.src, job->src);
 	split(p.dst, job->dst);
@@ -295,7 +390,7 @@ void kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jo
 	for (unsigned phase = 0; phase < 3; phase++) {
 		bool any = false;
 		for (size_t i = 0; i < count; i++) {
-			if (phase >= job_phases(&jobs[i]))
+			if (phase >= job_phases(gpu, &jobs[i]))
 				continue;
 			if (!any && phase > 0)
 				gpu_cmd_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,

@@ -1,0 +1,52 @@
+// blelloch.glsl: the Blelloch work-efficient exclusive scan of 512 values in shared memory
+// by 256 invocations, split into its up-sweep (which leaves the total at the root) and its
+// down-sweep, with the bank-conflict padding. Requires SLOTS and T (common.glsl).
+
+// Padding that moves every 32nd entry to the next bank, so the power-of-two strides of the
+// deeper tree levels do not all land on one bank.
+#define PAD(i) ((i) + ((i) >> 5))
+shared T temp[SLOTS + SLOTS / 32u];
+shared T block_total;
+
+// Up-sweep of temp[PAD(0..511)] in place; the caller has written both of its slots. The
+// root, temp[PAD(511)], ends up holding the total, always combined in the same tree order
+// (a fallback that recomputes a tile's total must get the same bits). Ends with a barrier.
+void blelloch_upsweep(uint lid)
+{
+	uint offset = 1u;
+	for (uint d = SLOTS / 2u; d > 0u; d >>= 1u) {
+		barrier(); // top of each level: the previous level's writes are visible
+		if (lid < d) {
+			uint ai = PAD(offset * (2u * lid + 1u) - 1u);
+			uint bi = PAD(offset * (2u * lid + 2u) - 1u);
+			temp[bi] = op(temp[ai], temp[bi]);
+		}
+		offset <<= 1u;
+	}
+	barrier();
+}
+
+// Exclusive Blelloch scan of temp[PAD(0..511)] in place. Leaves the total of all 512 in
+// block_total. Ends with a barrier.
+void blelloch_exclusive(uint lid)
+{
+	blelloch_upsweep(lid);
+	uint offset = SLOTS;
+	if (lid == 0u) {
+		block_total = temp[PAD(SLOTS - 1u)];
+		temp[PAD(SLOTS - 1u)] = NEUTRAL;
+	}
+	for (uint d = 1u; d < SLOTS; d <<= 1u) {
+		offset >>= 1u;
+		barrier();
+		if (lid < d) {
+			uint ai = PAD(offset * (2u * lid + 1u) - 1u);
+			uint bi = PAD(offset * (2u * lid + 2u) - 1u);
+			T left = temp[ai];
+			temp[ai] = temp[bi];
+			temp[bi] = op(temp[bi], left); // prefix before the subtree, then its left half
+		}
+	}
+	barrier();
+}
+
