@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "gpu_ring.h"
 #include "log.h"
+#include "notify.h"
 #include "proto_names.h"
 #include "shm.h"
 
@@ -341,6 +342,18 @@ static void fail_all(struct batch *b, struct batch_job **jobs, size_t count, int
 		fail_job(b, jobs[i], code, what);
 }
 
+size_t batch_fail_queued(struct batch *b, int code, const char *what)
+{
+	struct batch_job *job;
+	size_t n = 0;
+
+	while ((job = take_next(b))) {
+		fail_job(b, job, code, what);
+		n++;
+	}
+	return n;
+}
+
 /* Records and submits one batch. Returns the number of jobs submitted, 0 when none could be
  * placed now (rings full until a batch completes), or -errno. */
 static int submit_one(struct batch *b)
@@ -580,6 +593,9 @@ static void on_async(uv_async_t *handle)
 	pthread_mutex_unlock(&b->mu);
 	while (b->oldest && (b->oldest->value <= done || lost))
 		complete(b, b->oldest, b->oldest->value > done);
+	/* The GPU completed work: the watchdog may be fed (notify.c). */
+	if (!lost)
+		notify_progress(d->notify);
 	gpu_ring_reclaim(&b->upload, done);
 	gpu_ring_reclaim(&b->readback, done);
 	gpu_ring_reclaim(&b->scratch, done);

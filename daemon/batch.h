@@ -68,6 +68,10 @@ void batch_enqueue(struct batch *batch, struct batch_job *job);
 void batch_drop_conn(struct batch *batch, struct conn *conn);
 /* Nothing queued and nothing on the GPU. */
 bool batch_idle(const struct batch *batch);
+/* Answers every queued (not yet submitted) job with the wire error code and frees it; work
+ * already on the GPU is left to complete and be answered. Returns the number answered. Used
+ * when a shutdown's drain timeout expires. */
+size_t batch_fail_queued(struct batch *batch, int code, const char *what);
 
 /* Frees a job that never reached the GPU or whose batch completed, releasing its
  * references and its own buffers. */

@@ -613,3 +613,19 @@ static void on_poll(uv_poll_t *handle, int status, int events)
 		on_readable(conn);
 	conn_unref(conn);
 }
+
+void conn_finish(struct conn *conn)
+{
+	if (conn->closing)
+		return;
+	conn_ref(conn);
+	/* Requests the client sent before this point are read and answered (during shutdown,
+	 * "shutting down"), so none that reached the socket is dropped unanswered. */
+	if (!conn->close_after_flush)
+		on_readable(conn);
+	if (!conn->closing) {
+		conn->close_after_flush = true;
+		flush(conn);
+	}
+	conn_unref(conn);
+}

@@ -87,5 +87,9 @@ void conn_reply_error(struct conn *conn, uint32_t msgid, int code, const char *f
 void conn_flush_dirty(struct vkrd *d);
 /* Closes every connection (shutdown). */
 void conn_close_all(struct vkrd *d);
+/* Shutdown, once no work is left: reads and answers what the client has already sent,
+ * stops reading, and closes the connection as soon as its replies are written (at once if
+ * none are pending). */
+void conn_finish(struct conn *conn);
 
 #endif /* VKRD_CONN_H */

@@ -4,11 +4,15 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 static enum log_level current_level = LOG_LEVEL_INFO;
+/* stderr is the journal: prefix lines with <N> instead of the name and level in words. */
+static bool journal;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 /* syslog priorities of the levels: LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG. */
@@ -35,6 +39,31 @@ int log_level_parse(const char *name, enum log_level *out)
 	return -EINVAL;
 }
 
+const char *log_level_name(enum log_level level)
+{
+	return (unsigned)level < sizeof(level_names) / sizeof(level_names[0]) ? level_names[level] : "?";
+}
+
+bool log_init(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char tail;
+
+	/* systemd sets JOURNAL_STREAM=DEV:INODE for a stdout/stderr connected to the journal;
+	 * it is inherited, so it only counts if it describes our own stderr (a daemon started by
+	 * hand from a journal-logged shell writes to a terminal, where prefixes are noise). */
+	journal = js && sscanf(js, "%llu:%llu%c", &dev, &ino, &tail) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+		  (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+	return journal;
+}
+
+void log_set_journal(bool on)
+{
+	journal = on;
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	char line[1024];
@@ -44,10 +73,12 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 	if (level > current_level)
 		return;
-	/* Systemd's journal understands the <N> syslog priority prefix on stderr lines;
-	 * on a terminal it is still readable. */
-	len = snprintf(line, sizeof(line), "<%d>vkreduced: %s: ", level_priorities[level],
-		       level_names[level]);
+	/* The journal turns the <N> prefix into the entry's priority and already records the
+	 * program name; elsewhere the name and level in words are what a reader needs. */
+	if (journal)
+		len = snprintf(line, sizeof(line), "<%d>", level_priorities[level]);
+	else
+		len = snprintf(line, sizeof(line), "vkreduced: %s: ", level_names[level]);
 	if (len < 0)
 		return;
 	va_start(ap, fmt);

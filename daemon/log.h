@@ -1,6 +1,9 @@
 /*
- * log.h: leveled logging to stderr (the journal picks stderr up under systemd), plus a rate
- * limiter and a sanitizer for logging samples of bytes that came from untrusted clients.
+ * log.h: leveled logging to stderr, plus a rate limiter and a sanitizer for logging samples
+ * of bytes that came from untrusted clients. When stderr is connected to the journal
+ * ($JOURNAL_STREAM names stderr's device and inode, see systemd.exec(5)), each line starts
+ * with the sd-daemon priority prefix "<3>".."<7>" so that the journal records the level;
+ * otherwise lines read "vkreduced: LEVEL: message".
  * Loop thread and completion thread may both log: each message is one write(2).
  */
 #ifndef VKRD_LOG_H
@@ -16,6 +19,13 @@ void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 /* Parses "error", "warn", "info" or "debug": 0 or -EINVAL. */
 int log_level_parse(const char *name, enum log_level *out);
+/* The name of a level ("info"). */
+const char *log_level_name(enum log_level level);
+/* Decides from $JOURNAL_STREAM whether stderr is the journal (see above); call once at
+ * start, before threads. Returns whether the priority prefixes are on. */
+bool log_init(void);
+/* Forces the priority prefixes on or off (tests). */
+void log_set_journal(bool on);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

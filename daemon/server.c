@@ -2,6 +2,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ struct server {
 	dev_t dev;             /* identity of the socket file we created, so that shutdown */
 	ino_t ino;             /* never removes a successor's socket */
 	bool paused;           /* out of fds: accepting stops until a connection closes */
+	bool activated;        /* inherited from the service manager, which owns the socket file */
 };
 
 static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT(5);
@@ -48,6 +50,11 @@ static bool path_is_live(const struct sockaddr_un *addr)
 	live = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0 || errno == EAGAIN;
 	close(fd);
 	return live;
+}
+
+static void on_closed_early(uv_handle_t *handle)
+{
+	free(handle->data);
 }
 
 static void on_accept(uv_poll_t *handle, int status, int events)
@@ -183,6 +190,70 @@ fail_free:
 	return r;
 }
 
+int server_adopt(struct vkrd *d, int fd, struct server **out, char *err, size_t err_size)
+{
+	struct sockaddr_un addr;
+	socklen_t len = sizeof(addr);
+	struct server *s;
+	int type = 0, listening = 0;
+	socklen_t optlen = sizeof(int);
+	int flags, r;
+
+	*out = NULL;
+	/* Check what we were given: a mistaken unit (ListenDatagram=, Accept=yes, a TCP port)
+	 * should fail loudly at start, not with odd errors per client. */
+	memset(&addr, 0, sizeof(addr));
+	if (getsockname(fd, (struct sockaddr *)&addr, &len) < 0 || addr.sun_family != AF_UNIX) {
+		snprintf(err, err_size, "socket activation: fd %d is not a Unix socket", fd);
+		return -ENOTSOCK;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &optlen) < 0 || type != SOCK_STREAM) {
+		snprintf(err, err_size, "socket activation: fd %d is not a stream socket (use ListenStream=)", fd);
+		return -EPROTOTYPE;
+	}
+	optlen = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optlen) < 0 || !listening) {
+		snprintf(err, err_size, "socket activation: fd %d is not listening (Accept=yes is not supported)", fd);
+		return -EINVAL;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		r = -errno;
+		snprintf(err, err_size, "socket activation: fcntl: %s", strerror(errno));
+		return r;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	s->d = d;
+	s->fd = fd;
+	s->activated = true;
+	memcpy(s->path, addr.sun_path, sizeof(s->path));
+	s->path[sizeof(s->path) - 1] = '\0';
+	if ((r = uv_poll_init(d->loop, &s->poll, s->fd)) != 0) {
+		snprintf(err, err_size, "uv_poll_init: %s", uv_strerror(r));
+		free(s);
+		return r;
+	}
+	s->poll.data = s;
+	if ((r = uv_poll_start(&s->poll, UV_READABLE, on_accept)) != 0) {
+		snprintf(err, err_size, "uv_poll_start: %s", uv_strerror(r));
+		/* The handle is initialized, so only its close callback may free s. */
+		s->fd = -1;
+		uv_close((uv_handle_t *)&s->poll, on_closed_early);
+		return r;
+	}
+	*out = s;
+	return 0;
+}
+
+const char *server_path(const struct server *s)
+{
+	return s->path[0] ? s->path : "(unnamed socket)";
+}
+
 static void on_closed(uv_handle_t *handle)
 {
 	struct server *s = handle->data;
@@ -197,7 +268,9 @@ void server_destroy(struct server *s)
 
 	if (!s)
 		return;
-	if (stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+	/* A socket-activated listener stays with the service manager, which queues the next
+	 * connections for our successor; closing our copy of the fd is all we do. */
+	if (!s->activated && stat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
 		unlink(s->path);
 	uv_poll_stop(&s->poll);
 	uv_close((uv_handle_t *)&s->poll, on_closed);
