@@ -31,8 +31,8 @@ struct access_uid {
 
 struct access {
 	/* Allow lists. Both empty: everyone. Otherwise a peer is let in when its uid is in
-	 * uids, or its primary or any supplementary group is in gids. Root and the daemon's
-	 * own uid are always let in (administration, `vkreduce stats`). */
+	 * uids, or its primary or any supplementary group is in gids. Root is always let in
+	 * (administration, `vkreduce stats`). */
 	uid_t uids[ACCESS_LIST_MAX];
 	size_t nuids;
 	gid_t gids[ACCESS_LIST_MAX];

@@ -1,0 +1,368 @@
+#!/usr/bin/python3
+"""Reliability and access tests of vkreduced: limits and backpressure ("busy"), per-uid
+limits, allow_uids/allow_groups, slow readers (soft and hard output limits), the global
+memory cap, and device loss with recovery (VKR_FAULT_SUBMIT_EVERY makes every Nth submit
+fail as VK_ERROR_DEVICE_LOST).
+
+Each scenario starts its own daemon with the flags it needs, speaks msgpack-RPC through the
+helpers of test_protocol.py, and stops the daemon with SIGTERM, which must exit 0 without
+a sanitizer report (the daemon leak-checks itself under ASan).
+
+Usage: test_reliability.py PATH/TO/vkreduced [scenario...]
+"""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_protocol as tp  # noqa: E402
+from test_protocol import Conn, check, pack, make_memfd  # noqa: E402
+from test_protocol import E_INVALID, E_TOO_LARGE, E_BUSY, E_LOST  # noqa: E402
+
+DAEMON = None
+
+
+class Daemon:
+    """A vkreduced on a temporary socket, world-connectable so that a child that dropped
+    root can reach it."""
+
+    def __init__(self, flags, env=None):
+        self.tmp = tempfile.mkdtemp(prefix="vkr-rel-")
+        os.chmod(self.tmp, 0o755)
+        self.path = os.path.join(self.tmp, "vkreduce.sock")
+        self.log_path = os.path.join(self.tmp, "daemon.log")
+        self.log = open(self.log_path, "w")
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.proc = subprocess.Popen([DAEMON, "--socket", self.path, "--socket-mode", "0666"] + flags,
+                                     stderr=self.log, env=full_env)
+        for _ in range(1200):
+            if os.path.exists(self.path):
+                break
+            if self.proc.poll() is not None:
+                raise RuntimeError("daemon exited early: %d" % self.proc.returncode)
+            time.sleep(0.05)
+
+    def stats(self):
+        c = Conn(self.path)
+        s = c.ok("stats", [])
+        c.close()
+        return s
+
+    def stop(self, name):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.log.close()
+        with open(self.log_path, errors="replace") as f:
+            text = f.read()
+        bad = [w for w in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                           "validation error", "validation warning") if w in text]
+        check(rc == 0 and not bad, "%s: daemon exits 0 and clean (rc %d, %r)" % (name, rc, bad))
+        if rc != 0 or bad:
+            sys.stderr.write(text[-8000:])
+        os.unlink(self.log_path)
+        try:
+            os.rmdir(self.tmp)
+        except OSError:
+            pass
+        return text
+
+
+def closed_at_once(path):
+    """Connects and reports whether the daemon closes the connection without a word."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    try:
+        s.sendall(b"\x94\x00\x01\xa4ping\x90")
+        data = s.recv(100)
+        return data == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    finally:
+        s.close()
+
+
+def pipeline(c, requests):
+    """Sends every request in one write, then collects the replies (each exactly once)."""
+    data, ids = b"", []
+    import msgpack
+    for method, params in requests:
+        c.msgid += 1
+        ids.append(c.msgid)
+        data += msgpack.packb([0, c.msgid, method, params], use_bin_type=True)
+    c.sock.sendall(data)
+    return [c.wait(i) for i in ids]
+
+
+# ---- scenarios -----------------------------------------------------------------------------
+
+def test_busy_per_connection():
+    d = Daemon(["--max-requests-per-conn", "4", "--max-bytes-per-conn", "65536"])
+    c = Conn(d.path)
+    xs = list(range(1000))
+    replies = pipeline(c, [("reduce", ["sum", "i32", pack("i32", xs)])] * 40)
+    ok = [r for e, r in replies if e is None]
+    busy = [e for e, r in replies if e is not None]
+    check(len(ok) >= 4 and all(r["value"] == sum(xs) for r in ok), "busy: accepted requests are correct")
+    check(len(busy) > 0 and all(e[0] == E_BUSY for e in busy), "busy: the rest are 'busy' (%d)" % len(busy))
+    # Bytes in flight: 20 KiB requests against a 64 KiB budget.
+    ys = list(range(5000))
+    replies = pipeline(c, [("reduce", ["sum", "i32", pack("i32", ys)])] * 12)
+    check(any(e is not None and e[0] == E_BUSY for e, r in replies), "busy: bytes in flight")
+    check(all(r["value"] == sum(ys) for e, r in replies if e is None), "busy: bytes: accepted correct")
+    check(c.call("ping", []) == (None, "pong"), "busy: connection still serves")
+    hello = c.ok("hello", ["reliability"])
+    for key in ("max_connections_per_uid", "max_shm_bytes_per_uid", "max_memory_bytes",
+                "output_soft_bytes", "output_soft_seconds"):
+        check(key in hello["limits"], "hello reports limit %s" % key)
+    c.close()
+    s = d.stats()
+    check(s["errors"].get("BUSY", 0) > 0, "stats counts busy: %r" % s["errors"])
+    check(s["memory_bytes"] < 4096, "memory gauge back near 0 (%d)" % s["memory_bytes"])
+    d.stop("busy")
+
+
+def test_memory_cap():
+    d = Daemon(["--max-memory-bytes", "1M", "--max-bytes-per-conn", "1G"])
+    conns = [Conn(d.path) for _ in range(4)]
+    xs = list(range(100000))  # 400 KB inline each
+    blob = pack("i32", xs)
+    import msgpack
+    ids = []
+    for c in conns:
+        data = b""
+        for _ in range(3):
+            c.msgid += 1
+            data += msgpack.packb([0, c.msgid, "reduce", ["sum", "i32", blob]], use_bin_type=True)
+            ids.append((c, c.msgid))
+        c.sock.sendall(data)
+    results = [c.wait(i) for c, i in ids]
+    busy = [e for e, r in results if e is not None]
+    check(all(e[0] == E_BUSY for e in busy), "memory cap: refusals are busy")
+    check(all(r["value"] == tp.wrap("i32", sum(xs)) for e, r in results if e is None),
+          "memory cap: accepted requests correct")
+    s = d.stats()
+    check(s["busy_memory"] > 0, "memory cap: stats.busy_memory %d" % s["busy_memory"])
+    check(s["memory_bytes"] < 4096, "memory cap: gauge drains (%d)" % s["memory_bytes"])
+    for c in conns:
+        c.close()
+    d.stop("memory")
+
+
+def test_inline_limit():
+    d = Daemon(["--max-inline-bytes", "4096"])
+    c = Conn(d.path)
+    err, _ = c.call("reduce", ["sum", "u32", pack("u32", [1] * 2000)])
+    check(err is not None and err[0] == E_TOO_LARGE, "inline limit: 8000-byte bin refused: %r" % (err,))
+    check(c.closed_by_peer(), "inline limit: connection closed after the reply")
+    c = Conn(d.path)
+    check(c.ok("reduce", ["sum", "u32", pack("u32", [1] * 1000)])["value"] == 1000, "inline limit: small ok")
+    c.close()
+    d.stop("inline")
+
+
+def test_per_uid_connections():
+    d = Daemon(["--max-connections-per-uid", "3"])
+    conns = [Conn(d.path) for _ in range(3)]
+    for c in conns:
+        check(c.call("ping", []) == (None, "pong"), "per-uid: first three serve")
+    check(closed_at_once(d.path), "per-uid: the fourth is closed at once")
+    conns.pop().close()
+    time.sleep(0.2)
+    c = Conn(d.path)
+    check(c.call("ping", []) == (None, "pong"), "per-uid: a slot frees when one closes")
+    s = c.ok("stats", [])
+    check(s["connections_refused_uid"] == 1 and s["users"] == 1, "per-uid: stats %d %d" % (
+        s["connections_refused_uid"], s["users"]))
+    c.close()
+    for c in conns:
+        c.close()
+    d.stop("per-uid")
+
+
+def test_per_uid_shm():
+    d = Daemon(["--max-shm-bytes-per-uid", "8192", "--max-shm-bytes-per-conn", "1G"])
+    a, b = Conn(d.path), Conn(d.path)
+    fd = make_memfd(pack("u32", [1] * 2048))
+    ra = a.ok("register_shm", [], fds=[fd])
+    os.close(fd)
+    fd = make_memfd(pack("u32", [1] * 1024))
+    b.expect_error(E_BUSY, "register_shm", [], fds=[fd], what="over max_shm_bytes_per_uid")
+    a.ok("unregister_shm", [ra["region"]])
+    rb = b.ok("register_shm", [], fds=[fd])
+    os.close(fd)
+    res = b.ok("reduce", ["sum", "u32", {"region": rb["region"], "offset": 0, "count": 1024}])
+    check(res["value"] == 1024, "per-uid shm: region usable after the quota freed")
+    # Regions are scoped to their connection: a's view of b's id is "no such region".
+    err, _ = a.call("reduce", ["sum", "u32", {"region": rb["region"], "offset": 0, "count": 1}])
+    check(err is not None and err[0] == tp.E_NO_REGION, "regions are per connection: %r" % (err,))
+    a.close()
+    b.close()
+    time.sleep(0.2)
+    s = d.stats()
+    check(s["regions"] == 0 and s["region_bytes"] == 0, "per-uid shm: regions gone with connections")
+    d.stop("per-uid-shm")
+
+
+def in_child_as(uid, gid, fn):
+    """Runs fn() in a child that dropped root to uid/gid; returns its exit status == 0."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+            os._exit(0 if fn() else 1)
+        except BaseException as e:  # noqa: B036 - the child must never return into the test
+            print("child:", e, flush=True)
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_allow_lists():
+    me = os.getuid()
+    other = 65534 if me == 0 else None
+    d = Daemon(["--allow-uids", "4242"])
+    if me == 0:
+        # Root is always let in; a child that dropped to another uid is not.
+        check(Conn(d.path).call("ping", []) == (None, "pong"), "allow: root always connects")
+        check(in_child_as(other, other, lambda: closed_at_once(d.path)), "allow: uid not listed is refused")
+    else:
+        check(closed_at_once(d.path), "allow: uid not listed is refused")
+    s = d.stats() if me == 0 else None
+    if s is not None:
+        check(s["connections_denied"] == 1, "allow: stats.connections_denied %d" % s["connections_denied"])
+    d.stop("allow-uids")
+    if me != 0:
+        return
+    d = Daemon(["--allow-uids", str(other)])
+    check(in_child_as(other, other, lambda: not closed_at_once(d.path)), "allow: listed uid connects")
+    d.stop("allow-uids-listed")
+    d = Daemon(["--allow-groups", str(other)])
+    check(in_child_as(other, other, lambda: not closed_at_once(d.path)), "allow: member of listed group connects")
+    check(in_child_as(other, other + 1 if other < 65535 else 1, lambda: closed_at_once(d.path)),
+          "allow: non-member refused")
+    d.stop("allow-groups")
+    # A bad list stops the daemon at start with a clear message.
+    r = subprocess.run([DAEMON, "--socket", "/nonexistent/x.sock", "--allow-groups", "no-such-group-xyz"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "no group" in r.stderr, "allow: unknown group refused at start: %r" % r.stderr)
+
+
+def test_slow_reader():
+    # Soft limit: above 4 KiB unsent for a second closes; the timer fires without traffic.
+    d = Daemon(["--output-soft-bytes", "4096", "--output-soft-seconds", "1"])
+    slow = Conn(d.path)
+    xs = list(range(200000))  # scan result: 800 KB per reply, more than the socket buffers
+    import msgpack
+    data = b""
+    for _ in range(4):
+        slow.msgid += 1
+        data += msgpack.packb([0, slow.msgid, "scan", ["sum", "i32", pack("i32", xs)]], use_bin_type=True)
+    slow.sock.sendall(data)
+    time.sleep(3)
+    s = d.stats()
+    check(s["slow_reader_closes"] == 1, "slow reader (soft): closed after the soft time (%d)" % s["slow_reader_closes"])
+    check(s["connections"] == 1 and s["memory_bytes"] < 4096, "slow reader: its memory is freed (%d)" % s["memory_bytes"])
+    slow.close()
+    # A reader that keeps up with the same traffic is not closed.
+    fast = Conn(d.path)
+    for _ in range(3):
+        res = fast.ok("scan", ["sum", "i32", pack("i32", xs[:20000])])
+        check(len(res["data"]) == 80000, "fast reader: full scan result")
+    fast.close()
+    d.stop("slow-soft")
+    # Hard limit: closed at once.
+    d = Daemon(["--max-output-bytes", "65536", "--output-pause-bytes", "65536"])
+    slow = Conn(d.path)
+    slow.msgid += 1
+    slow.sock.sendall(msgpack.packb([0, slow.msgid, "scan", ["sum", "i32", pack("i32", xs)]], use_bin_type=True))
+    time.sleep(0.5)
+    s = d.stats()
+    check(s["slow_reader_closes"] == 1, "slow reader (hard): closed (%d)" % s["slow_reader_closes"])
+    slow.close()
+    d.stop("slow-hard")
+
+
+def test_device_loss():
+    d = Daemon([], env={"VKR_FAULT_SUBMIT_EVERY": "4"})
+    c = Conn(d.path)
+    other = Conn(d.path)
+    fd = make_memfd(pack("u32", list(range(4096))))
+    region = c.ok("register_shm", [], fds=[fd])["region"]
+    os.close(fd)
+    wfd = make_memfd(bytes(4 * 4096))
+    wregion = c.ok("register_shm", [{"writable": True}], fds=[wfd])["region"]
+    lost = answered = 0
+    for i in range(24):
+        xs = list(range(i, i + 500))
+        which = i % 3
+        if which == 0:
+            err, res = c.call("reduce", ["sum", "i64", pack("i64", xs)])
+            good = err is None and res["value"] == sum(xs)
+        elif which == 1:
+            err, res = c.call("reduce", ["max", "u32", {"region": region, "offset": 0, "count": 4096}])
+            good = err is None and res["value"] == 4095
+        else:
+            err, res = c.call("scan", ["sum", "u32", {"region": region, "offset": 0, "count": 4096},
+                                       {"dst": {"region": wregion, "offset": 0}}])
+            got = tp.unpack("u32", os.pread(wfd, 4 * 4096, 0)) if err is None else None
+            good = err is None and got[-1] == sum(range(4096)) & 0xffffffff
+        answered += 1
+        if err is not None:
+            check(err[0] == E_LOST, "device loss: error is 'device lost' (%r)" % (err,))
+            lost += 1
+        else:
+            check(good, "device loss: request %d correct after rebuilds" % i)
+        check(other.call("ping", []) == (None, "pong"), "device loss: other clients stay connected")
+    os.close(wfd)
+    check(lost >= 3, "device loss: faults were injected (%d of %d)" % (lost, answered))
+    # Pipelined: every request answered exactly once, each correct or 'device lost'.
+    xs = list(range(300))
+    replies = pipeline(c, [("reduce", ["sum", "i32", pack("i32", xs)])] * 30)
+    check(all((e is None and r["value"] == sum(xs)) or (e is not None and e[0] == E_LOST) for e, r in replies),
+          "device loss: pipelined answers are correct or 'device lost'")
+    s = c.ok("stats", [])
+    check(s["device_rebuilds"] >= 3 and s["device_lost"] >= 3, "device loss: stats rebuilds %d lost %d" % (
+        s["device_rebuilds"], s["device_lost"]))
+    print("device loss: %d of %d sequential requests lost, %d rebuilds" % (lost, answered, s["device_rebuilds"]))
+    c.close()
+    other.close()
+    d.stop("device-loss")
+
+
+SCENARIOS = {
+    "busy": test_busy_per_connection,
+    "memory": test_memory_cap,
+    "inline": test_inline_limit,
+    "per_uid": test_per_uid_connections,
+    "per_uid_shm": test_per_uid_shm,
+    "allow": test_allow_lists,
+    "slow": test_slow_reader,
+    "device_loss": test_device_loss,
+}
+
+
+def main():
+    global DAEMON
+    DAEMON = sys.argv[1]
+    names = sys.argv[2:] or list(SCENARIOS)
+    for name in names:
+        print("== %s" % name, flush=True)
+        SCENARIOS[name]()
+    print("%d checks, %d failures" % (tp.checks, len(tp.failures)))
+    return 1 if tp.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
