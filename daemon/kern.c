@@ -248,7 +248,7 @@ struct scan_params {
 
 struct chained_params {
 	uint32_t src[2], dst[2], flags[2], agg[2], incl[2];
-	uint32_t n, tiles, vec_ok, fallback;
+	uint32_t n, tiles, vec_ok, fallback, spin_rounds;
 };
 
 struct clear_params {
@@ -350,6 +350,7 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
 	p.fallback = job->src != job->dst;
+	p.spin_rounds = rec->gpu->info.scan_spin_rounds;
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
 	 * their tile from a counter, so the grid's shape does not matter. */
 	uint64_t max_x = rec->gpu->info.scan_workgroups;

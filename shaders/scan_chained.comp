@@ -8,7 +8,7 @@
 // runs the Blelloch up-sweep and publishes the tile's aggregate (flag A), then looks back
 // over its predecessors: 256 at a time, one per invocation, collecting aggregates until it
 // meets a tile that has published its inclusive prefix (flag P). A predecessor that has
-// published nothing yet (X) is waited for a bounded number of rounds; after that the
+// published nothing yet (X) is waited for spin_rounds rounds; after that the
 // workgroup reads that tile's input and computes its aggregate itself, so progress never
 // depends on another workgroup being scheduled: Vulkan promises no forward progress between
 // workgroups. (In place, the fallback is off: an unpublished tile is always one a running
@@ -31,7 +31,6 @@ layout(constant_id = 1) const bool EXCLUSIVE = false;
 #define TILE (SLOTS * ITEMS)
 #define FLAG_AGGREGATE 1u
 #define FLAG_PREFIX 2u
-#define SPIN_ROUNDS 64u            // look-back rounds on an unpublished tile before computing it
 #define CHAIN_MAX 1024u            // aggregates one look-back can hold before it must wait
 
 #include "blelloch.glsl"
@@ -51,6 +50,7 @@ layout(push_constant, scalar) uniform Params {
 	uint vec_ok;    // src and dst are 16-byte aligned: whole slots load and store as vectors
 	uint fallback;  // computing an unpublished predecessor is allowed (not in place: a
 	                // predecessor that overwrites its input could be read half-written)
+	uint spin_rounds; // look-back rounds on an unpublished tile before computing it
 } pc;
 
 shared uint s_tile;
@@ -215,7 +215,7 @@ void main()
 				s_state = 1u; // reached tile 0 through aggregates (cannot happen: tile 0 is P)
 			} else {
 				s_next = first - i;
-				s_state = pc.fallback != 0u && i == 0u && spins + 1u >= SPIN_ROUNDS &&
+				s_state = pc.fallback != 0u && i == 0u && spins + 1u >= pc.spin_rounds &&
 					  s_depth < CHAIN_MAX ? 2u : 0u;
 			}
 		}
