@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# One full benchmark run on the GPU machine (../shared/GPU.md), everything side by side in
+# the same run: the kernels against the device's copy bandwidth and torch, then the daemon
+# batched and unbatched. Builds nothing: bring build-release/ (and .gpu/) along.
+#
+#   . .gpu/env.sh; bench/run-h200.sh OUTDIR
+set -u
+out=${1:?usage: bench/run-h200.sh OUTDIR}
+b=${BUILD:-build-release}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv > "$out/gpu.txt" 2>&1
+
+echo "== kernels"
+"$b/bench/vkreduce-bench" --all --reps 20 --csv "$out/vkreduce.csv" > "$out/vkreduce.txt" 2>&1
+echo "rc=$?"
+echo "== reduce-then-scan, for comparison with the single-pass scan"
+VKR_SCAN=reduce-then-scan "$b/bench/vkreduce-bench" --scan-only --dtypes f32,f64,i32 --min-log2 16 \
+  --reps 20 --csv "$out/vkreduce-rts.csv" > "$out/vkreduce-rts.txt" 2>&1
+echo "rc=$?"
+echo "== torch"
+python3 bench/torch_bench.py --reps 20 --csv "$out/torch.csv" --latency > "$out/torch.txt" 2>&1
+echo "rc=$?"
+
+daemon_run() { # NAME DAEMON-FLAGS... -- BENCH-FLAGS...
+  local name=$1 sock=/tmp/vkr-bench.sock pid
+  shift
+  local dflags=() bflags=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do dflags+=("$1"); shift; done
+  shift
+  bflags=("$@")
+  rm -f "$sock"
+  "$b/daemon/vkreduced" --socket "$sock" "${dflags[@]}" 2> "$out/daemon-$name.log" &
+  pid=$!
+  for _ in $(seq 100); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  "$b/bench/vkreduce-daemon-bench" --socket "$sock" "${bflags[@]}" > "$out/daemon-$name.txt" 2>&1
+  echo "rc=$?"
+  "$b/client/vkreduce" --socket "$sock" stats > "$out/daemon-$name-stats.txt" 2>&1
+  kill "$pid"
+  wait "$pid"
+}
+echo "== daemon, batched"
+daemon_run batched --
+echo "== daemon, one job per batch"
+daemon_run unbatched --max-batch-jobs 1 -- --no-latency
+
+echo "== plots"
+python3 bench/plot_bench.py "$out/vkreduce.csv" "$out/torch.csv" "$out/plots"
