@@ -34,6 +34,10 @@ daemon_run() { # NAME DAEMON-FLAGS... -- BENCH-FLAGS...
   for _ in $(seq 100); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done
   "$b/bench/vkreduce-daemon-bench" --socket "$sock" "${bflags[@]}" > "$out/daemon-$name.txt" 2>&1
   echo "rc=$?"
+  if [ "$name" = batched ]; then
+    "$b/bench/vkreduce-shm-bench" --socket "$sock" --mib 1024 --reps 10 > "$out/shm.txt" 2>&1
+    echo "shm rc=$?"
+  fi
   "$b/client/vkreduce" --socket "$sock" stats > "$out/daemon-$name-stats.txt" 2>&1
   kill "$pid"
   wait "$pid"
@@ -45,3 +49,5 @@ daemon_run unbatched --max-batch-jobs 1 -- --no-latency
 
 echo "== plots"
 python3 bench/plot_bench.py "$out/vkreduce.csv" "$out/torch.csv" "$out/plots"
+# The device tool brings back only a few files: pack everything into one.
+tar czf "$out/../h200-run.tgz" -C "$out" . && rm -rf "${out:?}"/* && mv "$out/../h200-run.tgz" "$out/"

@@ -25,7 +25,8 @@ enum {
 	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
 	PIPE_SCAN_CHAINED = PIPE_SCAN_APPLY + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2, /* like APPLY */
 	PIPE_CLEAR = PIPE_SCAN_CHAINED + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
-	PIPE_TOTAL = PIPE_CLEAR + 1,
+	PIPE_COPY = PIPE_CLEAR + 1,
+	PIPE_TOTAL = PIPE_COPY + 1,
 };
 
 #define DTYPE_TABLE(kernel)                                                                        \
@@ -95,6 +96,9 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		}
 		sources[PIPE_CLEAR] = (struct kern_pipeline_source){
 			.name = "clear", .code = spv_clear, .size = spv_clear_size,
+		};
+		sources[PIPE_COPY] = (struct kern_pipeline_source){
+			.name = "copy", .code = spv_copy, .size = spv_copy_size,
 		};
 	}
 	return &sources[index];
@@ -407,6 +411,19 @@ void kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jo
 		if (!any)
 			break;
 	}
+}
+
+void kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes)
+{
+	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
+	struct {
+		uint32_t src[2], dst[2];
+		uint32_t vecs;
+	} p;
+	split(p.src, src);
+	split(p.dst, dst);
+	p.vecs = (uint32_t)(bytes / 16);
+	dispatch(&rec, PIPE_COPY, &p, sizeof(p), gpu->info.reduce_workgroups);
 }
 
 vkr_value kern_result_decode(const struct kern_job *job, const void *slot)

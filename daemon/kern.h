@@ -51,6 +51,10 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
  * host. */
 void kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count);
 
+/* Records a copy of bytes (a multiple of 16, < 2^36) from src to dst (16-byte aligned
+ * device addresses) by the shader cores, with the reduction's workgroup count. */
+void kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes);
+
 /* Decodes a completed reduction's 8-byte result slot: the value in the member of the job's
  * dtype, or u64 for count. */
 vkr_value kern_result_decode(const struct kern_job *job, const void *slot);

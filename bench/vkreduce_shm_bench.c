@@ -1,0 +1,126 @@
+/*
+ * vkreduce-shm-bench: large arrays in a client's shared memory, end to end through the
+ * client library: a reduce of the region, and a scan from one region into another
+ * (writable) one. Where the daemon's device imports host memory (VK_EXT_external_memory_host)
+ * the GPU reads and writes the client's pages over PCIe with no CPU copy, so the ceiling is
+ * the host<->device bandwidth; compare with torch's pinned copies (bench/torch_bench.py).
+ *
+ *   vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vkreduce.h"
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N]\n"
+		   "Times a reduce (sum, f32) of N MiB in shared memory and a scan of it into a\n"
+		   "second, writable region, through libvkreduce and the daemon. Medians of --reps\n"
+		   "calls after one warm-up call. Defaults: 1024 MiB, 10 reps.\n");
+}
+
+static int fail(const char *what, int rc)
+{
+	fprintf(stderr, "vkreduce-shm-bench: %s: %s\n", what, vkr_strerror(rc));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *socket = NULL;
+	size_t mib = 1024;
+	int reps = 10;
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "mib", required_argument, NULL, 'm' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "s:m:r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': socket = optarg; break;
+		case 'm': mib = strtoul(optarg, NULL, 10); break;
+		case 'r': reps = atoi(optarg); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (mib == 0 || reps < 1 || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	vkr_client *client;
+	int rc = vkr_connect(socket, &client);
+	if (rc < 0)
+		return fail("connect", rc);
+	size_t bytes = mib << 20;
+	uint64_t n = bytes / sizeof(float);
+	vkr_shm *src, *dst;
+	if ((rc = vkr_shm_create(bytes, &src)) < 0 || (rc = vkr_shm_create(bytes, &dst)) < 0)
+		return fail("shm create", rc);
+	float *x = vkr_shm_data(src);
+	for (uint64_t i = 0; i < n; i++)
+		x[i] = (float)(i % 1024) * 0.25f; /* exact in f32: the sum is checkable */
+	vkr_region src_region, dst_region;
+	if ((rc = vkr_shm_register(client, src, false, &src_region)) < 0)
+		return fail("register source", rc);
+	if ((rc = vkr_shm_register(client, dst, true, &dst_region)) < 0)
+		return fail("register destination", rc);
+
+	double *t = calloc((size_t)reps, sizeof(*t));
+	if (!t)
+		return fail("calloc", -ENOMEM);
+	vkr_value v;
+	for (int i = -1; i < reps; i++) {
+		double start = now_s();
+		rc = vkr_reduce_shm(client, VKR_OP_SUM, VKR_DTYPE_F32,
+				    src_region, 0, n, NULL, &v);
+		if (rc < 0)
+			return fail("reduce", rc);
+		if (i >= 0)
+			t[i] = now_s() - start;
+	}
+	qsort(t, (size_t)reps, sizeof(*t), cmp_double);
+	printf("reduce sum f32 of %zu MiB in shared memory: median %.3f ms, %.1f GB/s (result %.6g)\n",
+	       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, v.f32);
+	for (int i = -1; i < reps; i++) {
+		double start = now_s();
+		rc = vkr_scan_shm(client, VKR_OP_SUM, VKR_DTYPE_F32, src_region, 0, n, false, dst_region, 0);
+		if (rc < 0)
+			return fail("scan", rc);
+		if (i >= 0)
+			t[i] = now_s() - start;
+	}
+	qsort(t, (size_t)reps, sizeof(*t), cmp_double);
+	float *y = vkr_shm_data(dst);
+	printf("scan sum f32 of %zu MiB, shared memory to shared memory: median %.3f ms, "
+	       "%.1f GB/s each way (last element %.6g)\n",
+	       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, y[n - 1]);
+	free(t);
+	vkr_shm_unregister(client, src_region);
+	vkr_shm_unregister(client, dst_region);
+	vkr_close(client);
+	vkr_shm_free(src);
+	vkr_shm_free(dst);
+	return 0;
+}
