@@ -156,7 +156,8 @@ static void record_copy_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 
 static void record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
-	kern_record(gpu, cmd, ctx, 1);
+	if (kern_record(gpu, cmd, ctx, 1) < 0)
+		fprintf(stderr, "vkreduce-bench: out of memory recording a job\n");
 }
 
 static int warm_up(struct gpu *gpu)

@@ -444,8 +444,11 @@ static int submit_one(struct batch *b)
 		fail_all(b, b->sel, count, VKR_WIRE_INTERNAL, "could not begin a command buffer");
 		return r;
 	}
-	kern_record(gpu, cmd, b->kjobs, count);
-	r = gpu_cmd_submit(gpu, cmd, &value);
+	r = kern_record(gpu, cmd, b->kjobs, count);
+	if (r == 0)
+		r = gpu_cmd_submit(gpu, cmd, &value);
+	else
+		gpu_cmd_abandon(gpu, cmd); /* nothing recorded: the small jobs' table had no memory */
 	if (r) {
 		free(f->jobs);
 		free(f);

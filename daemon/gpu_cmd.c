@@ -24,6 +24,7 @@ void gpu_cmd_pool_finish(struct gpu *gpu)
 		struct gpu_cmd *cmd = gpu->all_cmds[i];
 		if (cmd->timestamps)
 			vkDestroyQueryPool(gpu->device, cmd->timestamps, NULL);
+		gpu_buffer_destroy(gpu, &cmd->table);
 		free(cmd);
 	}
 	free(gpu->all_cmds);
@@ -103,6 +104,22 @@ int gpu_cmd_begin(struct gpu *gpu, struct gpu_cmd **out)
 		vkCmdWriteTimestamp(cmd->handle, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, cmd->timestamps, 0);
 	}
 	*out = cmd;
+	return 0;
+}
+
+int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct gpu_buffer **out)
+{
+	if (cmd->table.size < bytes) {
+		/* Grow geometrically; the old buffer is not in use: cmd is being recorded. */
+		uint64_t size = cmd->table.size ? cmd->table.size : 65536;
+		while (size < bytes)
+			size *= 2;
+		gpu_buffer_destroy(gpu, &cmd->table);
+		int rc = gpu_buffer_create(gpu, size, GPU_MEMORY_DEVICE, &cmd->table);
+		if (rc < 0)
+			return rc;
+	}
+	*out = &cmd->table;
 	return 0;
 }
 

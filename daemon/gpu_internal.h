@@ -17,6 +17,8 @@ struct gpu_cmd {
 	VkCommandBuffer handle; /* owned by the pool */
 	VkQueryPool timestamps; /* owned: 2 queries, begin and end; may be VK_NULL_HANDLE */
 	uint64_t value;         /* timeline value signalled when it completes, 0 before submit */
+	struct gpu_buffer table; /* owned: device memory for job tables recorded into this
+				  * command buffer (vkCmdUpdateBuffer); reused only after completion */
 	struct gpu_cmd *next;   /* free list link */
 };
 
@@ -30,6 +32,7 @@ struct gpu {
 	uint32_t timestamp_valid_bits;
 	VkSemaphore timeline;
 	uint64_t last_submitted; /* loop thread only */
+	uint64_t wait_spin_ns;   /* gpu_wait polls this long before blocking */
 	bool has_host_import_ext;
 	bool has_sm_builtins;
 	struct gpu_info info;
@@ -53,6 +56,10 @@ struct gpu {
 	atomic_uint_fast64_t validation_messages;
 	atomic_bool lost;
 };
+
+/* A device buffer of at least bytes owned by cmd, for data the command buffer writes with
+ * vkCmdUpdateBuffer. Valid until the command buffer is recorded again. 0 or -ENOMEM. */
+int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct gpu_buffer **out);
 
 /* Converts a VkResult to 0 or a negative errno (device lost and unknown errors -> -EIO). */
 int gpu_errno_from_vk(VkResult result);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_internal.h"
@@ -177,8 +178,27 @@ static uint32_t scan_groups(const struct gpu *gpu, uint64_t tiles)
 	return (uint32_t)(tiles < max ? tiles : max);
 }
 
+static bool is_small(const struct kern_job *job)
+{
+	return job->kind == KERN_REDUCE && job->n <= KERN_SMALL_MAX_ELEMENTS;
+}
+
+static uint32_t reduce_pipeline(const struct kern_job *job)
+{
+	return job->op == VKR_OP_COUNT ? PIPE_COUNT + job->dtype
+				       : PIPE_REDUCE + job->dtype * SCALAR_OPS + job->op;
+}
+
+/* A small job's entry in the job table: the layout of SmallJob in reduce.comp. */
+struct small_job {
+	uint32_t src[2], src_vec[2], dst[2], cmp_bits[2];
+	uint32_t n, head, nvec, cmp;
+};
+
 uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
+	if (is_small(job))
+		return 0; /* one workgroup writes the result slot directly */
 	if (job->kind == KERN_REDUCE) {
 		uint64_t acc = job->op == VKR_OP_COUNT ? 4 : dtype_size(job->dtype);
 		return align16(plan_reduce(gpu, job).groups * acc);
@@ -297,6 +317,8 @@ static void dispatch(struct recorder *rec, uint32_t pipeline, const void *params
 
 static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
 {
+	if (is_small(job))
+		return 0; /* recorded by record_small_jobs, in phase 0's place */
 	if (job->kind == KERN_REDUCE)
 		return 2;
 	if (job->n == 0)
@@ -308,8 +330,7 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 {
 	struct reduce_plan plan = plan_reduce(rec->gpu, job);
 	struct reduce_params p = { 0 };
-	uint32_t pipe = job->op == VKR_OP_COUNT ? PIPE_COUNT + job->dtype
-						: PIPE_REDUCE + job->dtype * SCALAR_OPS + job->op;
+	uint32_t pipe = reduce_pipeline(job);
 	if (phase == 0) {
 		split(p.src, job->src);
 		split(p.src_vec, job->src + plan.head * dtype_size(job->dtype));
@@ -388,12 +409,84 @@ static void record_scan_phase(struct recorder *rec, const struct kern_job *job, 
 			 scan_groups(rec->gpu, tiles));
 }
 
-void kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count)
+/* Uploads the table of small jobs, grouped by pipeline, and records one dispatch per group.
+ * Returns 0 or -ENOMEM before recording anything. */
+static int record_small_jobs(struct recorder *rec, struct gpu_cmd *cmd, const struct kern_job *jobs,
+			     size_t count, size_t small)
+{
+	struct small_job *table = malloc(small * sizeof(*table));
+	struct gpu_buffer *buffer = NULL;
+	int rc = table ? gpu_cmd_table(rec->gpu, cmd, small * sizeof(*table), &buffer) : -ENOMEM;
+	if (rc < 0) {
+		free(table);
+		return rc;
+	}
+	/* Counting sort by pipeline, stable: groups are contiguous in the table. */
+	uint32_t first[PIPE_TOTAL + 1] = { 0 };
+	for (size_t i = 0; i < count; i++)
+		if (is_small(&jobs[i]))
+			first[reduce_pipeline(&jobs[i]) + 1]++;
+	for (size_t p = 0; p < PIPE_TOTAL; p++)
+		first[p + 1] += first[p];
+	uint32_t fill[PIPE_TOTAL];
+	memcpy(fill, first, sizeof(fill));
+	for (size_t i = 0; i < count; i++) {
+		const struct kern_job *job = &jobs[i];
+		if (!is_small(job))
+			continue;
+		struct reduce_plan plan = plan_reduce(rec->gpu, job);
+		struct small_job *e = &table[fill[reduce_pipeline(job)]++];
+		memset(e, 0, sizeof(*e));
+		split(e->src, job->src);
+		split(e->src_vec, job->src + plan.head * dtype_size(job->dtype));
+		split(e->dst, job->dst);
+		split(e->cmp_bits, job->cmp_value.u64);
+		if (dtype_size(job->dtype) == 4)
+			e->cmp_bits[1] = 0;
+		e->n = (uint32_t)job->n;
+		e->head = (uint32_t)plan.head;
+		e->nvec = (uint32_t)plan.nvec;
+		e->cmp = job->cmp;
+	}
+	/* The command buffer carries the table (at most 64 KiB per update). */
+	VkDeviceSize bytes = small * sizeof(*table);
+	for (VkDeviceSize off = 0; off < bytes; off += 65536) {
+		VkDeviceSize chunk = bytes - off < 65536 ? bytes - off : 65536;
+		vkCmdUpdateBuffer(rec->cb, buffer->handle, off, chunk, (const char *)table + off);
+	}
+	gpu_cmd_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+			VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+	for (uint32_t p = 0; p < PIPE_TOTAL; p++) {
+		uint32_t jobs_in_group = first[p + 1] - first[p];
+		if (!jobs_in_group)
+			continue;
+		struct reduce_params params = { 0 };
+		split(params.src, buffer->address + (uint64_t)first[p] * sizeof(*table));
+		params.n = jobs_in_group;
+		params.pass_index = 2;
+		uint32_t max_x = rec->gpu->info.scan_workgroups;
+		uint32_t x = jobs_in_group < max_x ? jobs_in_group : max_x;
+		dispatch_2d(rec, p, &params, sizeof(params), x, (jobs_in_group + x - 1) / x);
+	}
+	free(table);
+	return 0;
+}
+
+int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count)
 {
 	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
-	/* Phase by phase across all jobs: one barrier per phase, whatever the batch size. */
+	size_t small = 0;
+	for (size_t i = 0; i < count; i++)
+		small += is_small(&jobs[i]);
+	if (small) {
+		int rc = record_small_jobs(&rec, cmd, jobs, count, small);
+		if (rc < 0)
+			return rc;
+	}
+	/* Phase by phase across all jobs: one barrier per phase, whatever the batch size. The
+	 * small jobs' dispatches stand in phase 0 and need no barrier of their own. */
 	for (unsigned phase = 0; phase < 3; phase++) {
-		bool any = false;
+		bool any = phase == 0 && small;
 		for (size_t i = 0; i < count; i++) {
 			if (phase >= job_phases(gpu, &jobs[i]))
 				continue;
@@ -411,6 +504,7 @@ void kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jo
 		if (!any)
 			break;
 	}
+	return 0;
 }
 
 void kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes)

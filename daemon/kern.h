@@ -45,11 +45,18 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 /* Scratch bytes the job needs (a multiple of 16; may be 0). */
 uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
 
+/* Reductions of at most this many elements are "small": all small jobs of one op and dtype
+ * in a kern_record() call share one dispatch, a workgroup each, described by a job table
+ * the command buffer uploads itself. A small job runs the same way alone, so its bits never
+ * depend on its batch. */
+#define KERN_SMALL_MAX_ELEMENTS 16384
+
 /* Records all jobs (already validated) into cmd: every phase of every job, separated by
  * compute->compute barriers. The caller makes inputs visible before (host writes are, by
  * submission; transfers need a barrier) and gpu_cmd_submit makes outputs visible to the
- * host. */
-void kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count);
+ * host. Returns 0, or -ENOMEM (the small jobs' table could not be allocated) with nothing
+ * recorded. */
+int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count);
 
 /* Records a copy of bytes (a multiple of 16, < 2^36) from src to dst (16-byte aligned
  * device addresses) by the shader cores, with the reduction's workgroup count. */

@@ -34,20 +34,39 @@ layout(push_constant, scalar) uniform Params {
 	uvec2 src_vec;  // pass 0: the first 16-byte aligned element (element `head`)
 	uvec2 dst;      // pass 0: partials, one per workgroup; pass 1: the result slot
 	uvec2 cmp_bits; // count: the comparison value's bits
-	uint n;         // pass 0: elements; pass 1: partials
+	uint n;         // pass 0: elements; pass 1: partials; pass 2: jobs in the table
 	uint head;      // pass 0: elements before src_vec
 	uint nvec;      // pass 0: whole vectors from src_vec
-	uint pass_index;
+	uint pass_index; // 0, 1, or 2: small jobs, one workgroup each, described by the table
 	uint cmp;       // count: vkr_cmp
 } pc;
+
+// Pass 2 ("segmented"): many small jobs of one op and dtype in one dispatch. Workgroup j
+// reduces job j of the table at pc.src whole, with the same fold and tree as a lone job of
+// that size, and writes its result slot: a small job costs a table entry, not two dispatches.
+struct SmallJob {
+	uvec2 src;
+	uvec2 src_vec;
+	uvec2 dst;
+	uvec2 cmp_bits;
+	uint n;
+	uint head;
+	uint nvec;
+	uint cmp;
+};
+layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer JobTable { SmallJob v[]; };
+
+// The comparison of count-if: from the push constants, or from the job table entry.
+uint g_cmp;
+uvec2 g_cmp_bits;
 
 #ifdef KERNEL_COUNT
 bool predicate(T x, T v)
 {
 	// IEEE semantics as numpy: every comparison with NaN is false except "ne".
 	if (is_nan(x) || is_nan(v))
-		return pc.cmp == 1u;
-	switch (pc.cmp) {
+		return g_cmp == 1u;
+	switch (g_cmp) {
 	case 0u: return x == v;
 	case 1u: return x != v;
 	case 2u: return x < v;
@@ -56,7 +75,7 @@ bool predicate(T x, T v)
 	default: return x >= v;
 	}
 }
-ACC map_elem(T x) { return predicate(x, value_from_bits(pc.cmp_bits)) ? 1u : 0u; }
+ACC map_elem(T x) { return predicate(x, value_from_bits(g_cmp_bits)) ? 1u : 0u; }
 #else
 ACC map_elem(T x) { return x; }
 #endif
@@ -72,46 +91,77 @@ ACC fold_vec(VT x)
 
 shared ACC tree[WG_SIZE];
 
-void main()
+// Folds elements first, first + stride, ... of one array into two accumulators, then the
+// scalar head and tail; every index and order depends only on (n, alignment, first, stride).
+ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint first, uint stride)
 {
-	uint lid = gl_LocalInvocationID.x;
-	uint gid = gl_GlobalInvocationID.x;
-	uint stride = gl_NumWorkGroups.x * WG_SIZE;
 	ACC a0 = ACC_NEUTRAL;
 	ACC a1 = ACC_NEUTRAL;
-
-	if (pc.pass_index == 0u) {
-		Vecs vecs = Vecs(pc.src_vec);
-		uint i = gid;
-		for (; i + stride < pc.nvec; i += 2u * stride) {
-			VT x = vecs.v[i];
-			VT y = vecs.v[i + stride];
-			a0 = acc_op(a0, fold_vec(x));
-			a1 = acc_op(a1, fold_vec(y));
-		}
-		if (i < pc.nvec)
-			a0 = acc_op(a0, fold_vec(vecs.v[i]));
-		// Scalar elements before the aligned part and after the last whole vector.
-		Elems elems = Elems(pc.src);
-		uint tail_start = pc.head + pc.nvec * VEC;
-		if (gid < pc.head)
-			a1 = acc_op(a1, map_elem(elems.v[gid]));
-		if (gid < pc.n - tail_start)
-			a0 = acc_op(a0, map_elem(elems.v[tail_start + gid]));
-	} else {
-		Accs partials = Accs(pc.src);
-		for (uint i = gid; i < pc.n; i += stride)
-			a0 = acc_op(a0, partials.v[i]);
+	Vecs vecs = Vecs(src_vec);
+	uint i = first;
+	for (; i + stride < nvec; i += 2u * stride) {
+		VT x = vecs.v[i];
+		VT y = vecs.v[i + stride];
+		a0 = acc_op(a0, fold_vec(x));
+		a1 = acc_op(a1, fold_vec(y));
 	}
+	if (i < nvec)
+		a0 = acc_op(a0, fold_vec(vecs.v[i]));
+	// Scalar elements before the aligned part and after the last whole vector.
+	Elems elems = Elems(src);
+	uint tail_start = head + nvec * VEC;
+	if (first < head)
+		a1 = acc_op(a1, map_elem(elems.v[first]));
+	if (first < n - tail_start)
+		a0 = acc_op(a0, map_elem(elems.v[tail_start + first]));
+	return acc_op(a0, a1);
+}
 
-	// Workgroup tree, sequential addressing: the active half is contiguous, and every
-	// invocation reaches every barrier (invocations without data hold the neutral).
-	tree[lid] = acc_op(a0, a1);
+// Workgroup tree, sequential addressing: the active half is contiguous, and every invocation
+// reaches every barrier (invocations without data hold the neutral). lid 0 gets the result.
+ACC workgroup_reduce(uint lid, ACC mine)
+{
+	tree[lid] = mine;
 	for (uint k = WG_SIZE / 2u; k > 0u; k >>= 1u) {
 		barrier();
 		if (lid < k)
 			tree[lid] = acc_op(tree[lid], tree[lid + k]);
 	}
+	return tree[0];
+}
+
+void main()
+{
+	uint lid = gl_LocalInvocationID.x;
+	uint gid = gl_GlobalInvocationID.x;
+	uint stride = gl_NumWorkGroups.x * WG_SIZE;
+	g_cmp = pc.cmp;
+	g_cmp_bits = pc.cmp_bits;
+
+	if (pc.pass_index == 2u) {
+		uint job = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+		if (job >= pc.n)
+			return; // whole workgroup: the grid is rounded up to whole rows
+		SmallJob j = JobTable(pc.src).v[job];
+		g_cmp = j.cmp;
+		g_cmp_bits = j.cmp_bits;
+		ACC r = workgroup_reduce(lid, fold_strided(j.src, j.src_vec, j.n, j.head, j.nvec, lid, WG_SIZE));
+		if (lid == 0u)
+			Accs(j.dst).v[0] = r;
+		return;
+	}
+
+	ACC mine;
+	if (pc.pass_index == 0u) {
+		mine = fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride);
+	} else {
+		ACC a0 = ACC_NEUTRAL;
+		Accs partials = Accs(pc.src);
+		for (uint i = gid; i < pc.n; i += stride)
+			a0 = acc_op(a0, partials.v[i]);
+		mine = a0;
+	}
+	ACC r = workgroup_reduce(lid, mine);
 	if (lid == 0u)
-		Accs(pc.dst).v[gl_WorkGroupID.x] = tree[0];
+		Accs(pc.dst).v[gl_WorkGroupID.x] = r;
 }

@@ -93,7 +93,7 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 	struct gpu_cmd *cmd;
 	uint64_t value;
 	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
-	kern_record(gpu, cmd, kj, count);
+	assert_int_equal(kern_record(gpu, cmd, kj, count), 0);
 	assert_int_equal(gpu_cmd_submit(gpu, cmd, &value), 0);
 	assert_int_equal(gpu_wait(gpu, value, 600ull * 1000000000ull), 0);
 	gpu_cmd_recycle(gpu, cmd);

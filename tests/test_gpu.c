@@ -118,7 +118,7 @@ static void test_gpu_reads_imported_host_memory_in_place(void **state)
 	struct gpu_cmd *cmd;
 	uint64_t value;
 	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
-	kern_record(gpu, cmd, &job, 1);
+	assert_int_equal(kern_record(gpu, cmd, &job, 1), 0);
 	assert_int_equal(gpu_cmd_submit(gpu, cmd, &value), 0);
 	assert_int_equal(gpu_wait(gpu, value, 60ull * 1000000000ull), 0);
 	assert_true(gpu_completed_value(gpu) >= value);

@@ -255,6 +255,40 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
 	free(y);
 }
 
+/* Small jobs share one dispatch per op and dtype (a job table); each must still give the
+ * bits it gives alone, at the edge of the small size and past it. */
+static void test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table(void **state)
+{
+	(void)state;
+	uint64_t rng = harness_seed() + 19;
+	const size_t sizes_to_try[] = { 1, 1000, KERN_SMALL_MAX_ELEMENTS, KERN_SMALL_MAX_ELEMENTS + 1 };
+	float *x = malloc((KERN_SMALL_MAX_ELEMENTS + 1) * sizeof(*x));
+	assert_non_null(x);
+	gen_fill(VKR_DTYPE_F32, VKR_OP_SUM, x, KERN_SMALL_MAX_ELEMENTS + 1, &rng);
+	for (size_t s = 0; s < 4; s++) {
+		vkr_value alone = reduce_one(VKR_OP_SUM, VKR_DTYPE_F32, x, sizes_to_try[s]);
+		/* Not prod: these inputs overflow f32 products, which the reference does not model. */
+		static const vkr_op ops[] = { VKR_OP_SUM, VKR_OP_MIN, VKR_OP_MAX, VKR_OP_COUNT };
+		struct host_job jobs[200];
+		for (size_t i = 0; i < 200; i++)
+			jobs[i] = (struct host_job){ .kind = KERN_REDUCE, .op = ops[i % 4], .cmp = VKR_CMP_GT,
+						     .dtype = VKR_DTYPE_F32, .input = x,
+						     .n = 1 + (i * 37) % KERN_SMALL_MAX_ELEMENTS,
+						     .misalign = (unsigned)(i % 4) };
+		jobs[101] = (struct host_job){ .kind = KERN_REDUCE, .op = VKR_OP_SUM,
+					       .dtype = VKR_DTYPE_F32, .input = x, .n = sizes_to_try[s] };
+		harness_run(gpu, jobs, 200);
+		assert_memory_equal(&jobs[101].result.f32, &alone.f32, sizeof(float));
+		for (size_t i = 0; i < 200; i++) {
+			char why[256];
+			if (!ref_reduce_check(jobs[i].op, VKR_DTYPE_F32, jobs[i].cmp, jobs[i].cmp_value, x, jobs[i].n,
+					      jobs[i].result, why, sizeof(why)))
+				fail_msg("small job %zu (%s, n=%zu): %s", i, proto_op_name(jobs[i].op), jobs[i].n, why);
+		}
+	}
+	free(x);
+}
+
 static void test_reduce_array_larger_than_one_storage_binding(void **state)
 {
 	(void)state;
@@ -297,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_integer_sum_and_prod_wrap),
 		cmocka_unit_test(test_reduce_count_follows_ieee_for_nan),
 		cmocka_unit_test(test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty),
+		cmocka_unit_test(test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table),
 		cmocka_unit_test(test_reduce_array_larger_than_one_storage_binding),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
