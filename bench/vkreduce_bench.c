@@ -256,7 +256,7 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, vkr_dtype dtype
 					fprintf(stderr, "vkreduce-bench: %s\n", msg);
 					break;
 				}
-				double us;
+				double us = 0;
 				rc = time_median(gpu, o->reps, record_job, &job, &us);
 				if (rc < 0)
 					break;
@@ -304,7 +304,7 @@ static int measure_copy(struct gpu *gpu, const struct options *o, double *gbs)
 		return rc;
 	}
 	struct copy_ctx c = { .src = &a, .dst = &b, .bytes = bytes };
-	double us, dma_us;
+	double us = 0, dma_us = 0;
 	/* The reference is the copy kernel (shader cores, 16-byte vectors): the ceiling of what
 	 * a kernel that reads and writes memory can reach. vkCmdCopyBuffer is shown beside it. */
 	rc = time_median(gpu, o->reps, record_copy_kernel, &c, &us);
