@@ -41,7 +41,9 @@ static void usage(FILE *f)
 	        "                           sum (default), prod, min or max\n"
 	        "  ping                     check that the daemon answers\n"
 	        "  info                     the daemon's device, version and limits\n"
-	        "  stats                    the daemon's counters\n"
+	        "  stats                    the daemon's counters as a table; with --prometheus\n"
+	        "                           in the Prometheus text format (for the node exporter's\n"
+	        "                           textfile collector)\n"
 	        "\n"
 	        "options:\n"
 	        "  -t, --dtype T            element type: f32 (default), f64, i32, u32, i64, u64\n"
@@ -451,6 +453,168 @@ static void print_kvlist(const vkr_kvlist *l, const char *skip_prefix)
 	}
 }
 
+/* ---- Prometheus text format ---------------------------------------------------------------- */
+
+/* Keys of `stats` that are levels, not running totals (besides every "*_max"). A key the
+ * daemon adds later is a counter unless listed here. */
+static const char *const prom_gauges[] = {
+	"connections", "regions", "region_bytes", "regions_imported", "memory_bytes", "users",
+};
+
+static bool prom_is_gauge(const char *key)
+{
+	size_t len = strlen(key);
+	if (len > 4 && strcmp(key + len - 4, "_max") == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(prom_gauges) / sizeof(prom_gauges[0]); i++)
+		if (strcmp(key, prom_gauges[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The numeric value of an entry; false for strings and nil, which have no metric. */
+static bool prom_value(const vkr_kv *kv, double *out)
+{
+	switch (kv->type) {
+	case VKR_KV_BOOL: *out = kv->v.b; return true;
+	case VKR_KV_UINT: *out = (double)kv->v.u; return true;
+	case VKR_KV_INT: *out = (double)kv->v.i; return true;
+	case VKR_KV_FLOAT: *out = kv->v.f; return true;
+	default: return false;
+	}
+}
+
+/* Writes name with every character outside [a-zA-Z0-9_] as '_' (metric names). */
+static void prom_name(char *out, size_t size, const char *prefix, const char *name)
+{
+	size_t o = (size_t)snprintf(out, size, "%s", prefix);
+	for (const char *p = name; *p && o + 1 < size; p++)
+		out[o++] = ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) ? *p : '_';
+	out[o < size ? o : size - 1] = '\0';
+}
+
+/* Label values: the daemon's own names, but escaped as the format requires anyway. */
+static void prom_label(const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			putchar('\\');
+		if (*v == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*v);
+	}
+}
+
+static void prom_header(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/*
+ * Prints the stats in the Prometheus text exposition format (version 0.0.4), for the node
+ * exporter's textfile collector. Per-method requests and per-code errors become labels of
+ * one counter each (their "_total" sums are left out, as Prometheus sums labels itself);
+ * durations in nanoseconds become seconds; the jobs-per-batch buckets become a cumulative
+ * histogram; limits become one gauge labelled by name.
+ */
+static void print_prometheus(const vkr_kvlist *l)
+{
+	uint64_t hist[64] = { 0 };
+	unsigned hist_top = 0;
+	double hist_sum = 0, hist_count = 0;
+	bool have_hist = false, said_requests = false, said_errors = false, said_limits = false;
+	char name[160];
+
+	for (size_t i = 0; i < l->count; i++) {
+		const vkr_kv *kv = &l->items[i];
+		const char *key = kv->key, *dot = strchr(key, '.');
+		double v;
+
+		if (!prom_value(kv, &v))
+			continue;
+		if (strcmp(key, "batch_jobs") == 0)
+			hist_sum = v;
+		if (strcmp(key, "batches") == 0)
+			hist_count = v;
+		if (!dot) {
+			bool gauge = prom_is_gauge(key);
+			const char *ns = strstr(key, "_ns");
+			char base[128];
+			/* Durations in seconds, as Prometheus expects. */
+			if (ns && (ns[3] == '\0' || ns[3] == '_')) {
+				snprintf(base, sizeof(base), "%.*s_seconds%s", (int)(ns - key), key, ns + 3);
+				v /= 1e9;
+			} else {
+				snprintf(base, sizeof(base), "%s", key);
+			}
+			if (strcmp(key, "requests_total") == 0 || strcmp(key, "errors_total") == 0)
+				continue;
+			size_t len = strlen(base);
+			if (!gauge && !(len > 6 && strcmp(base + len - 6, "_total") == 0))
+				snprintf(base + len, sizeof(base) - len, "_total");
+			prom_name(name, sizeof(name), "vkreduce_", base);
+			prom_header(name, gauge ? "gauge" : "counter", key);
+			printf("%s %.17g\n", name, v);
+			continue;
+		}
+		size_t plen = (size_t)(dot - key);
+		const char *sub = dot + 1;
+		if (plen == 8 && strncmp(key, "requests", 8) == 0) {
+			if (!said_requests)
+				prom_header("vkreduce_requests_total", "counter", "requests received, by method");
+			said_requests = true;
+			printf("vkreduce_requests_total{method=\"");
+			prom_label(sub);
+			printf("\"} %.17g\n", v);
+		} else if (plen == 6 && strncmp(key, "errors", 6) == 0) {
+			if (!said_errors)
+				prom_header("vkreduce_errors_total", "counter", "error replies, by wire error name");
+			said_errors = true;
+			printf("vkreduce_errors_total{error=\"");
+			prom_label(sub);
+			printf("\"} %.17g\n", v);
+		} else if (plen == 6 && strncmp(key, "limits", 6) == 0) {
+			if (!said_limits)
+				prom_header("vkreduce_limit", "gauge", "limits in force, by name");
+			said_limits = true;
+			printf("vkreduce_limit{name=\"");
+			prom_label(sub);
+			printf("\"} %.17g\n", v);
+		} else if (plen == 14 && strncmp(key, "jobs_per_batch", 14) == 0) {
+			/* Bucket keys are the lower bounds 2^i of [2^i, 2^(i+1)). */
+			unsigned long long lo = strtoull(sub, NULL, 10);
+			unsigned b = 0;
+			while (b < 63 && (lo >> (b + 1)) != 0)
+				b++;
+			hist[b] += (uint64_t)v;
+			if (b + 1 > hist_top)
+				hist_top = b + 1;
+			have_hist = true;
+		} else {
+			/* A map the daemon added later: one untyped metric labelled by its keys. */
+			char prefix[128];
+			snprintf(prefix, sizeof(prefix), "%.*s", (int)plen, key);
+			prom_name(name, sizeof(name), "vkreduce_", prefix);
+			printf("%s{key=\"", name);
+			prom_label(sub);
+			printf("\"} %.17g\n", v);
+		}
+	}
+	/* Always the same buckets (le = 2^(i+1) - 1 jobs), so that series do not come and go. */
+	prom_header("vkreduce_batch_jobs", "histogram", "jobs per submitted batch");
+	uint64_t cum = 0;
+	for (unsigned b = 0; b < 21 || b < hist_top; b++) {
+		cum += hist[b];
+		printf("vkreduce_batch_jobs_bucket{le=\"%llu\"} %llu\n", (unsigned long long)((2ull << b) - 1),
+		       (unsigned long long)cum);
+	}
+	(void)have_hist;
+	printf("vkreduce_batch_jobs_bucket{le=\"+Inf\"} %.17g\n", hist_count);
+	printf("vkreduce_batch_jobs_sum %.17g\n", hist_sum);
+	printf("vkreduce_batch_jobs_count %.17g\n", hist_count);
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 struct opts {
@@ -458,6 +622,7 @@ struct opts {
 	vkr_dtype dtype;
 	vkr_op scan_op;
 	bool exclusive, text, have_cmp;
+	bool prometheus;        /* stats in the Prometheus text format */
 	vkr_cmp cmp;
 	const char *value_str;
 	size_t shm_threshold;
@@ -498,6 +663,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->have_cmp = true;
 		} else if (strcmp(a, "--value") == 0) {
 			o->value_str = need_arg(argc, argv, &i);
+		} else if (strcmp(a, "--prometheus") == 0) {
+			o->prometheus = true;
 		} else if (strcmp(a, "--text") == 0) {
 			o->text = true;
 		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
@@ -605,6 +772,8 @@ int main(int argc, char **argv)
 	               strcmp(o.cmd, "stats") == 0;
 	if (is_meta && o.file)
 		die(2, "%s takes no input file", o.cmd);
+	if (o.prometheus && strcmp(o.cmd, "stats") != 0)
+		die(2, "--prometheus only applies to stats");
 	if (!is_meta && strcmp(o.cmd, "scan") != 0) {
 		vkr_op op;
 		if (!proto_op_parse(o.cmd, strlen(o.cmd), &op))
@@ -631,7 +800,10 @@ int main(int argc, char **argv)
 	} else if (strcmp(o.cmd, "stats") == 0) {
 		if ((err = vkr_stats(c, &kv)) < 0)
 			die_vkr(c, "stats", err);
-		print_kvlist(kv, NULL);
+		if (o.prometheus)
+			print_prometheus(kv);
+		else
+			print_kvlist(kv, NULL);
 	} else {
 		run_array(c, &o);
 	}

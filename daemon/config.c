@@ -413,25 +413,21 @@ int config_parse_file(struct config *c, const char *path, char *err, size_t err_
 		snprintf(err, err_size, "%s: %s", path, strerror(errno));
 		return r;
 	}
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
+		snprintf(err, err_size, "%s: %s", path, strerror(-r));
 		close(fd);
 		return r;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_size > (off_t)CONFIG_MAX_FILE_BYTES) {
-		r = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-		snprintf(err, err_size, "%s: not a regular file of at most %u bytes", path, CONFIG_MAX_FILE_BYTES);
-		close(fd);
-		return r;
-	}
-	if (!(text = malloc((size_t)st.st_size + 1))) {
+	/* Read to the end rather than trusting st_size, so that /dev/null (no settings) and
+	 * pipes work too; one byte more than the cap tells an oversized file. */
+	if (!(text = malloc(CONFIG_MAX_FILE_BYTES + 1))) {
 		snprintf(err, err_size, "%s: out of memory", path);
 		close(fd);
 		return -ENOMEM;
 	}
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
+	for (;;) {
+		ssize_t n = read(fd, text + len, CONFIG_MAX_FILE_BYTES + 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -442,8 +438,14 @@ int config_parse_file(struct config *c, const char *path, char *err, size_t err_
 			return r;
 		}
 		if (n == 0)
-			break; /* shrank while reading: parse what is there */
+			break;
 		len += (size_t)n;
+		if (len > CONFIG_MAX_FILE_BYTES) {
+			snprintf(err, err_size, "%s: larger than %u bytes", path, CONFIG_MAX_FILE_BYTES);
+			free(text);
+			close(fd);
+			return -EFBIG;
+		}
 	}
 	close(fd);
 	r = config_parse_text(c, path, text, len, err, err_size);

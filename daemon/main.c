@@ -183,6 +183,12 @@ static struct {
 	bool closed;                   /* phase 3 done: handles closed */
 } m;
 
+static void on_late_signal(int signum)
+{
+	(void)signum;
+	_exit(1);
+}
+
 static void close_handles(void)
 {
 	struct vkrd *d = m.d;
@@ -198,6 +204,12 @@ static void close_handles(void)
 	uv_close((uv_handle_t *)&m.sig_term, NULL);
 	uv_close((uv_handle_t *)&m.sig_int, NULL);
 	uv_close((uv_handle_t *)&m.sig_hup, NULL);
+	/* Closing the handles restored the default actions; keep the meaning of a second
+	 * SIGTERM/SIGINT (exit now, status 1) for the last steps, which wait for the GPU, and
+	 * keep SIGHUP from killing a daemon that is on its way out. */
+	signal(SIGTERM, on_late_signal);
+	signal(SIGINT, on_late_signal);
+	signal(SIGHUP, SIG_IGN);
 	d->on_idle = NULL;
 }
 
