@@ -31,7 +31,7 @@ daemon_run() { # NAME DAEMON-FLAGS... -- BENCH-FLAGS...
   rm -f "$sock"
   "$b/daemon/vkreduced" --socket "$sock" "${dflags[@]}" 2> "$out/daemon-$name.log" &
   pid=$!
-  for _ in $(seq 100); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  for _ in $(seq 1200); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done  # the first start compiles every pipeline
   "$b/bench/vkreduce-daemon-bench" --socket "$sock" "${bflags[@]}" > "$out/daemon-$name.txt" 2>&1
   echo "rc=$?"
   if [ "$name" = batched ]; then

@@ -460,10 +460,6 @@ static void read_info(struct gpu *gpu)
 	/* VKR_SCAN=reduce-then-scan selects the three-dispatch scan, for comparison. */
 	const char *scan = getenv("VKR_SCAN");
 	info->scan_single_pass = !(scan && strcmp(scan, "reduce-then-scan") == 0);
-	/* VKR_SCAN_SPIN_ROUNDS=0 makes every look-back that meets an unpublished tile compute it
-	 * at once: the tests use it to drive the fallback path, which must give the same bits. */
-	const char *spin = getenv("VKR_SCAN_SPIN_ROUNDS");
-	info->scan_spin_rounds = spin && *spin ? (uint32_t)strtoul(spin, NULL, 10) : 64;
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)

@@ -55,7 +55,6 @@ struct gpu_info {
 	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
 	uint32_t scan_workgroups;      /* most workgroups in one row of a scan dispatch */
 	bool scan_single_pass;         /* decoupled look-back scan (else reduce-then-scan) */
-	uint32_t scan_spin_rounds;     /* look-back rounds before computing a stalled tile */
 	double timestamp_period_ns;    /* 0 when the queue has no timestamps */
 	char choice_reason[256];       /* why this device was chosen */
 };

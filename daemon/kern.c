@@ -156,19 +156,25 @@ static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
 	return (job->n + tile - 1) / tile;
 }
 
-/* Single-pass scratch: tile flags and the tile counter, then aggregates, then prefixes. */
+/* Single-pass scratch: the tile counter and a ready flag per block of the dyadic tree of
+ * tile aggregates (level k has ceil(tiles / 2^k) blocks), then the blocks' values. */
 struct chained_layout {
-	uint64_t flags, agg, incl, end;
+	uint64_t flags, blocks, block_count, end;
 };
 
 static struct chained_layout chained_layout(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t tiles = scan_tiles(gpu, job);
 	struct chained_layout l;
+	l.block_count = 0;
+	for (uint64_t k = 0; k < 33 && ((tiles + ((uint64_t)1 << k) - 1) >> k) > 0; k++) {
+		l.block_count += (tiles + ((uint64_t)1 << k) - 1) >> k;
+		if (((tiles + ((uint64_t)1 << k) - 1) >> k) == 1)
+			break;
+	}
 	l.flags = 0;
-	l.agg = align16((tiles + 1) * 4);
-	l.incl = l.agg + align16(tiles * dtype_size(job->dtype));
-	l.end = l.incl + align16(tiles * dtype_size(job->dtype));
+	l.blocks = align16((l.block_count + 1) * 4);
+	l.end = l.blocks + align16(l.block_count * dtype_size(job->dtype));
 	return l;
 }
 
@@ -271,8 +277,8 @@ struct scan_params {
 };
 
 struct chained_params {
-	uint32_t src[2], dst[2], flags[2], agg[2], incl[2];
-	uint32_t n, tiles, vec_ok, fallback, spin_rounds;
+	uint32_t src[2], dst[2], flags[2], blocks[2];
+	uint32_t n, tiles, vec_ok;
 };
 
 struct clear_params {
@@ -359,9 +365,9 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	uint64_t tiles = scan_tiles(rec->gpu, job);
 	struct chained_layout l = chained_layout(rec->gpu, job);
 	if (phase == 0) {
-		struct clear_params c = { .words = (uint32_t)(tiles + 1) };
+		struct clear_params c = { .words = (uint32_t)(l.block_count + 1) };
 		split(c.dst, job->scratch + l.flags);
-		uint64_t groups = (tiles + 1 + WG_SIZE * 8 - 1) / (WG_SIZE * 8);
+		uint64_t groups = (l.block_count + 1 + WG_SIZE * 8 - 1) / (WG_SIZE * 8);
 		dispatch(rec, PIPE_CLEAR, &c, sizeof(c), (uint32_t)(groups < 1024 ? groups : 1024));
 		return;
 	}
@@ -369,13 +375,10 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	split(p.src, job->src);
 	split(p.dst, job->dst);
 	split(p.flags, job->scratch + l.flags);
-	split(p.agg, job->scratch + l.agg);
-	split(p.incl, job->scratch + l.incl);
+	split(p.blocks, job->scratch + l.blocks);
 	p.n = (uint32_t)job->n;
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
-	p.fallback = job->src != job->dst;
-	p.spin_rounds = rec->gpu->info.scan_spin_rounds;
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
 	 * their tile from a counter, so the grid's shape does not matter. */
 	uint64_t max_x = rec->gpu->info.scan_workgroups;
