@@ -14,7 +14,7 @@ echo "== kernels"
 "$b/bench/vkreduce-bench" --all --reps 20 --csv "$out/vkreduce.csv" > "$out/vkreduce.txt" 2>&1
 echo "rc=$?"
 echo "== reduce-then-scan, for comparison with the single-pass scan"
-VKR_SCAN=reduce-then-scan "$b/bench/vkreduce-bench" --scan-only --dtypes f32,f64,i32 --min-log2 16 \
+VKR_SCAN=reduce-then-scan "$b/bench/vkreduce-bench" --scan-only --dtypes f32,i64 --min-log2 20 \
   --reps 20 --csv "$out/vkreduce-rts.csv" > "$out/vkreduce-rts.txt" 2>&1
 echo "rc=$?"
 echo "== torch"
