@@ -496,14 +496,18 @@ size_t config_apply_reload(struct config *cur, const struct config *next)
 void config_print_help(FILE *f)
 {
 	for (size_t k = 0; k < KEY_COUNT; k++) {
-		char flag[64];
-		const char *help = keys[k].help;
+		char flag[64], text[640];
+		const char *help = text;
 		snprintf(flag, sizeof(flag), "--%s%s%s", keys[k].name, keys[k].arg ? " " : "",
 			 keys[k].arg ? keys[k].arg : "");
+		if (keys[k].kind == KIND_LIMIT)
+			snprintf(text, sizeof(text), "%s (default %" PRIu64 ")", keys[k].help, keys[k].def);
+		else
+			snprintf(text, sizeof(text), "%s", keys[k].help);
 		fprintf(f, "  %-30s ", flag);
-		/* Wrap the help at about 100 columns under its own column. */
-		while (strlen(help) > 68) {
-			int cut = 68;
+		/* Wrap at about 100 columns, continuing under the help column. */
+		while (strlen(help) > 66) {
+			int cut = 66;
 			while (cut > 0 && help[cut] != ' ')
 				cut--;
 			if (cut == 0)
@@ -511,9 +515,6 @@ void config_print_help(FILE *f)
 			fprintf(f, "%.*s\n  %-30s ", cut, help, "");
 			help += cut + 1;
 		}
-		if (keys[k].kind == KIND_LIMIT)
-			fprintf(f, "%s (default %" PRIu64 ")\n", help, keys[k].def);
-		else
-			fprintf(f, "%s\n", help);
+		fprintf(f, "%s\n", help);
 	}
 }
