@@ -10,12 +10,23 @@ b=${BUILD:-build-release}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv > "$out/gpu.txt" 2>&1
 
+echo "== engine tests on this device"
+for t in gpu kern_reduce kern_scan; do
+  "$b/tests/test_$t" > "$out/test_$t.txt" 2>&1
+  echo "test_$t rc=$?"
+done
+VKR_SCAN=single-pass "$b/tests/test_kern_scan" > "$out/test_kern_scan_single.txt" 2>&1
+echo "test_kern_scan single-pass rc=$?"
+
 echo "== kernels"
 "$b/bench/vkreduce-bench" --all --reps 20 --csv "$out/vkreduce.csv" > "$out/vkreduce.txt" 2>&1
 echo "rc=$?"
-echo "== reduce-then-scan, for comparison with the single-pass scan"
-VKR_SCAN=reduce-then-scan "$b/bench/vkreduce-bench" --scan-only --dtypes f32,i64 --min-log2 20 \
-  --reps 20 --csv "$out/vkreduce-rts.csv" > "$out/vkreduce-rts.txt" 2>&1
+echo "== single-pass scan, for comparison with reduce-then-scan (waits spinning, and in rounds)"
+VKR_SCAN=single-pass "$b/bench/vkreduce-bench" --scan-only --dtypes f32,i64 --min-log2 20 \
+  --reps 20 --csv "$out/vkreduce-single.csv" > "$out/vkreduce-single.txt" 2>&1
+echo "rc=$?"
+VKR_SCAN=single-pass VKR_SCAN_SPIN=0 "$b/bench/vkreduce-bench" --scan-only --dtypes f32 --min-log2 24 \
+  --reps 10 > "$out/vkreduce-single-rounds.txt" 2>&1
 echo "rc=$?"
 echo "== torch"
 python3 bench/torch_bench.py --reps 20 --csv "$out/torch.csv" --latency > "$out/torch.txt" 2>&1
@@ -29,7 +40,7 @@ daemon_run() { # NAME DAEMON-FLAGS... -- BENCH-FLAGS...
   shift
   bflags=("$@")
   rm -f "$sock"
-  "$b/daemon/vkreduced" --socket "$sock" "${dflags[@]}" 2> "$out/daemon-$name.log" &
+  "$b/daemon/vkreduced" --socket "$sock" --log-level debug "${dflags[@]}" 2> "$out/daemon-$name.log" &
   pid=$!
   for _ in $(seq 1200); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done  # the first start compiles every pipeline
   "$b/bench/vkreduce-daemon-bench" --socket "$sock" "${bflags[@]}" > "$out/daemon-$name.txt" 2>&1

@@ -458,8 +458,14 @@ static void read_info(struct gpu *gpu)
 	gpu->wait_spin_ns = spin_us && *spin_us ? strtoull(spin_us, NULL, 10) * 1000
 			  : p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 100000;
 	/* VKR_SCAN=reduce-then-scan selects the three-dispatch scan, for comparison. */
+	/* The scan algorithm: reduce-then-scan (three dispatches, reads the input twice) by
+	 * default, VKR_SCAN=single-pass for the one-pass scan over a tree of tile aggregates,
+	 * which measured slower on the H200 so far (docs/BENCHMARKS.md). */
 	const char *scan = getenv("VKR_SCAN");
-	info->scan_single_pass = !(scan && strcmp(scan, "reduce-then-scan") == 0);
+	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
+	const char *spin = getenv("VKR_SCAN_SPIN");
+	info->scan_spin = spin && *spin ? strcmp(spin, "0") != 0
+					: p->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)

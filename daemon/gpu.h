@@ -54,7 +54,8 @@ struct gpu_info {
 	uint64_t host_import_alignment; /* minImportedHostPointerAlignment, 0 without import */
 	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
 	uint32_t scan_workgroups;      /* most workgroups in one row of a scan dispatch */
-	bool scan_single_pass;         /* decoupled look-back scan (else reduce-then-scan) */
+	bool scan_single_pass;         /* single-pass scan (else reduce-then-scan) */
+	bool scan_spin;                /* single-pass waits spin inside a round (not on CPUs) */
 	double timestamp_period_ns;    /* 0 when the queue has no timestamps */
 	char choice_reason[256];       /* why this device was chosen */
 };
@@ -83,6 +84,10 @@ enum gpu_memory_kind {
 	GPU_MEMORY_DEVICE,   /* device-local, not mapped: the fastest for kernels */
 	GPU_MEMORY_UPLOAD,   /* host-visible, coherent, mapped: the CPU writes, the GPU reads */
 	GPU_MEMORY_READBACK, /* host-visible, coherent, preferably cached, mapped: GPU writes */
+	GPU_MEMORY_STAGING,  /* host-visible, coherent, in host RAM where the device has such a
+			      * type, mapped: large uploads. The CPU writes device-local
+			      * host-visible (BAR) memory at a few GB/s, host RAM at memcpy speed,
+			      * and the GPU then reads host RAM over PCIe at the bus's speed. */
 };
 
 /* A buffer with its own memory, usable from shaders through its device address. */

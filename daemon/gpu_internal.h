@@ -38,7 +38,7 @@ struct gpu {
 	struct gpu_info info;
 
 	/* Memory type index per gpu_memory_kind, and the import type bits. */
-	uint32_t memory_type[3];
+	uint32_t memory_type[4];
 	VkPhysicalDeviceMemoryProperties memory_props;
 
 	VkCommandPool cmd_pool;

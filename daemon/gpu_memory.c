@@ -36,8 +36,18 @@ int gpu_memory_init(struct gpu *gpu)
 	int upload = pick_type(gpu, ~0u, visible, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
 	/* Readback wants cached host memory: CPU reads of uncached or BAR memory are slow. */
 	int readback = pick_type(gpu, ~0u, visible, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+	/* Staging: host RAM, i.e. host-visible without DEVICE_LOCAL if there is such a type. */
+	int staging = -1;
+	for (uint32_t i = 0; i < gpu->memory_props.memoryTypeCount && staging < 0; i++) {
+		VkMemoryPropertyFlags f = gpu->memory_props.memoryTypes[i].propertyFlags;
+		if ((f & visible) == visible && !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+			staging = (int)i;
+	}
+	if (staging < 0)
+		staging = readback;
 	if (device < 0 || upload < 0 || readback < 0)
 		return -ENOTSUP;
+	gpu->memory_type[GPU_MEMORY_STAGING] = (uint32_t)staging;
 	gpu->memory_type[GPU_MEMORY_DEVICE] = (uint32_t)device;
 	gpu->memory_type[GPU_MEMORY_UPLOAD] = (uint32_t)upload;
 	gpu->memory_type[GPU_MEMORY_READBACK] = (uint32_t)readback;
@@ -86,7 +96,7 @@ int gpu_buffer_create(struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind,
 		      struct gpu_buffer *out)
 {
 	memset(out, 0, sizeof(*out));
-	if ((unsigned)kind > GPU_MEMORY_READBACK)
+	if ((unsigned)kind > GPU_MEMORY_STAGING)
 		return -EINVAL;
 	if (size == 0)
 		size = 16; /* a zero-sized buffer is invalid; keep addresses valid for empty jobs */

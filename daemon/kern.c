@@ -278,7 +278,7 @@ struct scan_params {
 
 struct chained_params {
 	uint32_t src[2], dst[2], flags[2], blocks[2];
-	uint32_t n, tiles, vec_ok;
+	uint32_t n, tiles, vec_ok, spin;
 };
 
 struct clear_params {
@@ -379,6 +379,7 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	p.n = (uint32_t)job->n;
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
+	p.spin = rec->gpu->info.scan_spin;
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
 	 * their tile from a counter, so the grid's shape does not matter. */
 	uint64_t max_x = rec->gpu->info.scan_workgroups;

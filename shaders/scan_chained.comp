@@ -44,6 +44,7 @@ layout(push_constant, scalar) uniform Params {
 	uint n;
 	uint tiles;
 	uint vec_ok;    // src and dst are 16-byte aligned: whole slots load and store as vectors
+	uint spin;      // wait for a flag inside the round (GPUs) rather than across rounds
 } pc;
 
 shared uint s_tile;
@@ -135,7 +136,8 @@ void main()
 	// with the left half), and invocation b < 32 reads block (b, (t >> (b + 1)) << 1) for
 	// each bit b of t: the blocks of [0, t). All waiting is a loop of rounds that every
 	// invocation runs to the same barriers; a tight spin by one invocation, with the rest of
-	// its workgroup parked at a barrier, lost outputs on lavapipe.
+	// its workgroup parked at a barrier, lost outputs on lavapipe. On GPUs (pc.spin) the
+	// waiting invocations spin within a round, which saves a round trip per tree level.
 	if (lid == 0u) {
 		publish_block(block_index(0u, tile), total);
 		s_pending = tile;
@@ -153,6 +155,9 @@ void main()
 		barrier(); // everyone has read the state before it changes
 		if (lid == 0u && combining != 0u) {
 			uint left = block_index(level, i - 1u);
+			if (pc.spin != 0u)
+				while (flags.v[1u + left] == 0u) {
+				}
 			if (flags.v[1u + left] != 0u) {
 				memoryBarrierBuffer();
 				v = op(blocks.v[left], v);
@@ -165,6 +170,9 @@ void main()
 		}
 		if (lid < 32u && ((pending >> lid) & 1u) == 1u) {
 			uint part = block_index(lid, (tile >> (lid + 1u)) << 1u);
+			if (pc.spin != 0u)
+				while (flags.v[1u + part] == 0u) {
+				}
 			if (flags.v[1u + part] != 0u) {
 				memoryBarrierBuffer();
 				s_parts[lid] = blocks.v[part];

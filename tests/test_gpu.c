@@ -75,14 +75,14 @@ static void test_gpu_buffers_of_every_kind_have_addresses(void **state)
 {
 	(void)state;
 	struct gpu *gpu = harness_gpu();
-	struct gpu_buffer b[3];
-	for (int kind = GPU_MEMORY_DEVICE; kind <= GPU_MEMORY_READBACK; kind++) {
+	struct gpu_buffer b[4];
+	for (int kind = GPU_MEMORY_DEVICE; kind <= GPU_MEMORY_STAGING; kind++) {
 		assert_int_equal(gpu_buffer_create(gpu, 4096, kind, &b[kind]), 0);
 		assert_true(b[kind].address != 0);
 		if (kind != GPU_MEMORY_DEVICE)
 			assert_non_null(b[kind].map);
 	}
-	for (int kind = GPU_MEMORY_DEVICE; kind <= GPU_MEMORY_READBACK; kind++)
+	for (int kind = GPU_MEMORY_DEVICE; kind <= GPU_MEMORY_STAGING; kind++)
 		gpu_buffer_destroy(gpu, &b[kind]);
 	struct gpu_buffer huge;
 	assert_int_equal(gpu_buffer_create(gpu, UINT64_MAX / 2, GPU_MEMORY_DEVICE, &huge), -E2BIG);
@@ -133,6 +133,79 @@ static void test_gpu_reads_imported_host_memory_in_place(void **state)
 	gpu_buffer_destroy(gpu, &out);
 	gpu_buffer_destroy(gpu, &scratch);
 	munmap(pages, size);
+	harness_gpu_done(gpu);
+}
+
+/* Reduces (max) n u32 at a device address, in place. */
+static uint32_t max_u32_at(struct gpu *gpu, uint64_t address, uint64_t n)
+{
+	struct gpu_buffer out, scratch;
+	struct kern_job job = { .kind = KERN_REDUCE, .op = VKR_OP_MAX, .dtype = VKR_DTYPE_U32,
+				.n = n, .src = address };
+	assert_int_equal(gpu_buffer_create(gpu, 16, GPU_MEMORY_READBACK, &out), 0);
+	assert_int_equal(gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &job) + 16, GPU_MEMORY_DEVICE, &scratch), 0);
+	job.dst = out.address;
+	job.scratch = scratch.address;
+	assert_int_equal(kern_validate(gpu, &job, NULL, 0), 0);
+	struct gpu_cmd *cmd;
+	uint64_t value;
+	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
+	assert_int_equal(kern_record(gpu, cmd, &job, 1), 0);
+	assert_int_equal(gpu_cmd_submit(gpu, cmd, &value), 0);
+	assert_int_equal(gpu_wait(gpu, value, 60ull * 1000000000ull), 0);
+	gpu_cmd_recycle(gpu, cmd);
+	uint32_t r = kern_result_decode(&job, out.map).u32;
+	gpu_buffer_destroy(gpu, &out);
+	gpu_buffer_destroy(gpu, &scratch);
+	return r;
+}
+
+/* Which host memory the device imports: anonymous pages, and a memfd mapped shared
+ * read-write and read-only (what the daemon maps for clients' regions). Printed so that a
+ * run on each device records it; anonymous read-write pages must import wherever the
+ * extension is offered, and whatever imports must read correctly. */
+static void test_gpu_host_import_of_memfd_mappings(void **state)
+{
+	(void)state;
+	struct gpu *gpu = harness_gpu();
+	const struct gpu_info *info = gpu_get_info(gpu);
+	if (!info->host_import) {
+		print_message("no VK_EXT_external_memory_host on this device\n");
+		harness_gpu_done(gpu);
+		return;
+	}
+	size_t size = 4u << 20;
+	int fd = memfd_create("vkr-import-test", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	struct {
+		const char *name;
+		void *map;
+	} cases[3] = {
+		{ "anonymous, private, read-write",
+		  mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) },
+		{ "memfd, shared, read-write", mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) },
+		{ "memfd, shared, read-only", NULL },
+	};
+	assert_true(cases[0].map != MAP_FAILED);
+	assert_true(cases[1].map != MAP_FAILED);
+	for (size_t i = 0; i < size / 4; i++)
+		((uint32_t *)cases[0].map)[i] = ((uint32_t *)cases[1].map)[i] = (uint32_t)i;
+	cases[2].map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(cases[2].map != MAP_FAILED);
+	for (int c = 0; c < 3; c++) {
+		struct gpu_buffer imported;
+		int rc = gpu_buffer_import_host(gpu, cases[c].map, size, &imported);
+		print_message("host import of %s memory: %s\n", cases[c].name, rc == 0 ? "ok" : strerror(-rc));
+		if (c == 0)
+			assert_int_equal(rc, 0);
+		if (rc == 0) {
+			assert_int_equal(max_u32_at(gpu, imported.address, size / 4), size / 4 - 1);
+			gpu_buffer_destroy(gpu, &imported);
+		}
+		munmap(cases[c].map, size);
+	}
+	close(fd);
 	harness_gpu_done(gpu);
 }
 
@@ -238,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_unknown_device_is_a_clear_error),
 		cmocka_unit_test(test_gpu_buffers_of_every_kind_have_addresses),
 		cmocka_unit_test(test_gpu_reads_imported_host_memory_in_place),
+		cmocka_unit_test(test_gpu_host_import_of_memfd_mappings),
 		cmocka_unit_test(test_gpu_wait_times_out_on_a_value_never_submitted),
 		cmocka_unit_test(test_gpu_injected_submit_failure_reports_device_lost),
 		cmocka_unit_test(test_gpu_validation_layer_reports_misuse_when_enabled),
