@@ -410,7 +410,14 @@ def drain_round(tmp, name, drain_timeout, n_elems, expect_shutdown):
     print("%s: at SIGTERM %d reduce requests read, %d batches submitted" % (
         name, st["requests"]["reduce"], st["batches"]), flush=True)
     check(st["batches"] < 100, "%s: work was still queued at SIGTERM (%d batches done)" % (name, st["batches"]))
-    # A request sent after SIGTERM, while the drain runs, is answered "shutting down".
+    # A request sent after SIGTERM, while the drain runs, is answered "shutting down". The
+    # signal is handled asynchronously: wait until the listener is gone (the first thing the
+    # daemon does on SIGTERM), so that the request surely comes after it.
+    for _ in range(5000):
+        if not os.path.exists(d.path):
+            break
+        time.sleep(0.001)
+    check(not os.path.exists(d.path), "%s: the daemon removed its socket on SIGTERM" % name)
     late = conns[0].send("reduce", ["sum", "u32", struct.pack("<4I", 1, 2, 3, 4)])
     ok = shut = wrong = 0
     lost = []
