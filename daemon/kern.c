@@ -146,8 +146,8 @@ static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_j
  * (single-pass, which holds its tile in registers through the look-back). */
 static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
 {
-	uint64_t per_slot = 16 / dtype_size(job->dtype);
-	return SCAN_SLOTS * per_slot * (gpu->info.scan_single_pass ? 2 : 1);
+	(void)gpu;
+	return SCAN_SLOTS * 2 * (16 / dtype_size(job->dtype)); /* SLOT_VECS = 2 in scan_tile.glsl */
 }
 
 static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
@@ -273,7 +273,7 @@ struct reduce_params {
 
 struct scan_params {
 	uint32_t src[2], dst[2], totals[2];
-	uint32_t n, tiles;
+	uint32_t n, tiles, vec_ok;
 };
 
 struct chained_params {
@@ -403,6 +403,7 @@ static void record_scan_phase(struct recorder *rec, const struct kern_job *job, 
 	split(p.totals, job->scratch);
 	p.n = (uint32_t)job->n;
 	p.tiles = (uint32_t)tiles;
+	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
 	uint32_t slot = job->dtype * SCALAR_OPS + job->op;
 	if (phase == 0)
 		dispatch(rec, PIPE_SCAN_REDUCE + slot, &p, sizeof(p), scan_groups(rec->gpu, tiles));

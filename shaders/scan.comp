@@ -5,10 +5,10 @@
 //   KERNEL_SCAN_TOTALS  one workgroup scans the totals in place (exclusive), block by block
 //   KERNEL_SCAN_APPLY   each tile is scanned again with its carry-in = totals[t]
 //
-// A tile is 512 slots of VEC consecutive elements (one 16-byte vector's worth); each of the
-// 256 invocations owns slots lid and lid + 256 and folds its VEC elements serially, then the
-// 512 slot sums go through the Blelloch up-sweep/down-sweep in shared memory with the
-// bank-conflict padding. The number of dispatches never grows with n, and each workgroup
+// A tile is 512 slots of ITEMS consecutive elements (two 16-byte vectors, scan_tile.glsl);
+// each of the 256 invocations owns slots lid and lid + 256 and folds its items serially,
+// then the 512 slot sums go through the Blelloch up-sweep/down-sweep in shared memory with
+// the bank-conflict padding. The number of dispatches never grows with n, and each workgroup
 // walks tiles with a grid stride so any tile count fits the device's workgroup-count limit.
 
 #include "common.glsl"
@@ -16,8 +16,6 @@
 layout(local_size_x = WG_SIZE) in;
 layout(constant_id = 1) const bool EXCLUSIVE = false;
 
-#define SLOTS 512u
-#define TILE (SLOTS * VEC)
 // Totals folded serially per slot in KERNEL_SCAN_TOTALS: one workgroup covers 4096 tile
 // totals per step, so 2^31 elements take at most 256 steps.
 #define TOTALS_PER_SLOT 8u
@@ -28,31 +26,27 @@ layout(push_constant, scalar) uniform Params {
 	uvec2 totals; // one T per tile
 	uint n;
 	uint tiles;
+	uint vec_ok;  // src and dst are 16-byte aligned
 } pc;
 
+#include "scan_tile.glsl"
 #include "blelloch.glsl"
 
 void main()
 {
 	uint lid = gl_LocalInvocationID.x;
-	Elems src = Elems(pc.src);
-	Elems dst = Elems(pc.dst);
 	Elems totals = Elems(pc.totals);
 
 #if defined(KERNEL_SCAN_REDUCE)
 	for (uint t = gl_WorkGroupID.x; t < pc.tiles; t += gl_NumWorkGroups.x) {
-		T sums[2];
-		for (uint h = 0u; h < 2u; h++) {
-			uint base = t * TILE + (lid + h * 256u) * VEC;
-			T s = NEUTRAL;
-			for (uint j = 0u; j < VEC; j++)
-				if (base + j < pc.n)
-					s = op(s, src.v[base + j]);
-			sums[h] = s;
-		}
+		T vals[ITEMS];
+		load_slot(t, lid, vals);
+		T s0 = fold_slot(vals);
+		load_slot(t, lid + 256u, vals);
+		T s1 = fold_slot(vals);
 		// A plain tree is enough for a total: sequential addressing over 256 entries.
 		barrier(); // the previous tile's reads of temp are done
-		temp[lid] = op(sums[0], sums[1]);
+		temp[lid] = op(s0, s1);
 		for (uint k = WG_SIZE / 2u; k > 0u; k >>= 1u) {
 			barrier();
 			if (lid < k)
@@ -88,31 +82,15 @@ void main()
 	}
 #elif defined(KERNEL_SCAN_APPLY)
 	for (uint t = gl_WorkGroupID.x; t < pc.tiles; t += gl_NumWorkGroups.x) {
-		T vals[2][VEC];
-		for (uint h = 0u; h < 2u; h++) {
-			uint base = t * TILE + (lid + h * 256u) * VEC;
-			T s = NEUTRAL;
-			for (uint j = 0u; j < VEC; j++) {
-				vals[h][j] = base + j < pc.n ? src.v[base + j] : NEUTRAL;
-				s = op(s, vals[h][j]);
-			}
-			temp[PAD(lid + h * 256u)] = s;
-		}
+		T vals[2][ITEMS];
+		load_slot(t, lid, vals[0]);
+		load_slot(t, lid + 256u, vals[1]);
+		temp[PAD(lid)] = fold_slot(vals[0]);
+		temp[PAD(lid + 256u)] = fold_slot(vals[1]);
 		T carry = totals.v[t];
 		blelloch_exclusive(lid);
-		for (uint h = 0u; h < 2u; h++) {
-			uint base = t * TILE + (lid + h * 256u) * VEC;
-			T p = op(carry, temp[PAD(lid + h * 256u)]);
-			for (uint j = 0u; j < VEC && base + j < pc.n; j++) {
-				if (EXCLUSIVE) {
-					dst.v[base + j] = p;
-					p = op(p, vals[h][j]);
-				} else {
-					p = op(p, vals[h][j]);
-					dst.v[base + j] = p;
-				}
-			}
-		}
+		store_slot(t, lid, op(carry, temp[PAD(lid)]), vals[0], EXCLUSIVE);
+		store_slot(t, lid + 256u, op(carry, temp[PAD(lid + 256u)]), vals[1], EXCLUSIVE);
 		barrier(); // temp is rewritten by the next tile
 	}
 #else

@@ -25,16 +25,9 @@
 layout(local_size_x = WG_SIZE) in;
 layout(constant_id = 1) const bool EXCLUSIVE = false;
 
-#define SLOTS 512u
-#define SLOT_VECS 2u               // 16-byte vectors per slot
-#define ITEMS (SLOT_VECS * VEC)    // elements per slot
-#define TILE (SLOTS * ITEMS)
-
-#include "blelloch.glsl"
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Flags { uint v[]; };
 layout(buffer_reference, scalar, buffer_reference_align = ELEM_ALIGN) coherent buffer Blocks { T v[]; };
-layout(buffer_reference, scalar, buffer_reference_align = 16) writeonly buffer OutVecs { VT v[]; };
 
 layout(push_constant, scalar) uniform Params {
 	uvec2 src;      // input elements
@@ -52,30 +45,8 @@ shared T s_parts[32];   // values of the blocks of [0, t), by bit of t
 shared uint s_pending;  // bits of t whose block is not read yet
 shared uint s_combining; // 1 while invocation 0 has blocks left to complete
 
-void load_slot(uint tile, uint slot, out T vals[ITEMS])
-{
-	uint base = tile * TILE + slot * ITEMS;
-	if (pc.vec_ok != 0u && base + ITEMS <= pc.n) {
-		Vecs vecs = Vecs(pc.src);
-		for (uint k = 0u; k < SLOT_VECS; k++) {
-			VT x = vecs.v[base / VEC + k];
-			for (uint c = 0u; c < VEC; c++)
-				vals[k * VEC + c] = x[c];
-		}
-	} else {
-		Elems src = Elems(pc.src);
-		for (uint j = 0u; j < ITEMS; j++)
-			vals[j] = base + j < pc.n ? src.v[base + j] : NEUTRAL;
-	}
-}
-
-T fold_slot(T vals[ITEMS])
-{
-	T s = vals[0];
-	for (uint j = 1u; j < ITEMS; j++)
-		s = op(s, vals[j]);
-	return s;
-}
+#include "scan_tile.glsl"
+#include "blelloch.glsl"
 
 // Index of block (level, i) in the flag and value arrays: levels are stored one after the
 // other, level k holding ceil(tiles / 2^k) blocks. The tile counter is flags[0].
@@ -189,31 +160,6 @@ void main()
 			excl = op(excl, s_parts[b]);
 
 	// Output: each slot's prefix, then its items in order.
-	for (uint h = 0u; h < 2u; h++) {
-		uint base = tile * TILE + (lid + h * 256u) * ITEMS;
-		T p = op(excl, slot_prefix[h]);
-		T out_vals[ITEMS];
-		for (uint j = 0u; j < ITEMS; j++) {
-			if (EXCLUSIVE) {
-				out_vals[j] = p;
-				p = op(p, vals[h][j]);
-			} else {
-				p = op(p, vals[h][j]);
-				out_vals[j] = p;
-			}
-		}
-		if (pc.vec_ok != 0u && base + ITEMS <= pc.n) {
-			OutVecs outv = OutVecs(pc.dst);
-			for (uint k = 0u; k < SLOT_VECS; k++) {
-				VT x;
-				for (uint c = 0u; c < VEC; c++)
-					x[c] = out_vals[k * VEC + c];
-				outv.v[base / VEC + k] = x;
-			}
-		} else {
-			Elems dst = Elems(pc.dst);
-			for (uint j = 0u; j < ITEMS && base + j < pc.n; j++)
-				dst.v[base + j] = out_vals[j];
-		}
-	}
+	store_slot(tile, lid, op(excl, slot_prefix[0]), vals[0], EXCLUSIVE);
+	store_slot(tile, lid + 256u, op(excl, slot_prefix[1]), vals[1], EXCLUSIVE);
 }
