@@ -377,31 +377,52 @@ def test_notify(tmp):
 
 # ---- drain ---------------------------------------------------------------------------------
 
+def make_memfd(data):
+    import fcntl
+    fd = os.memfd_create("vkr-test", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, len(data))
+    os.pwrite(fd, data, 0)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
+    return fd
+
+
 def drain_round(tmp, name, drain_timeout, n_elems, expect_shutdown):
-    """SIGTERM while 100 requests from 4 connections are queued or running."""
-    import threading
+    """SIGTERM while 100 requests from 4 connections are queued or running.
+
+    The requests reduce a shared-memory region, so they are a few bytes on the socket but
+    real work on the GPU: the daemon reads all of them at once, and one batch of one job at
+    a time leaves most of them queued when the signal comes, whatever the build's speed."""
+    import array
     args = ["--max-batch-jobs", "1", "--max-batches-in-flight", "1", "--drain-timeout", drain_timeout]
     d = Daemon(tmp, args=args, name=name)
     rng = random.Random(11)
+    data = rng.randbytes(4 * n_elems)
+    words = array.array("I", data)
+    # Four different lengths, so that a mixed-up answer would show.
+    counts = [n_elems - k * 4096 for k in range(4)]
+    sums = {n: sum(words[:n]) % (1 << 32) for n in counts}
+    memfd = make_memfd(data)
     conns = [Conn(d.path, timeout=120) for _ in range(4)]
     want = {}
-    # A few distinct arrays, so that a mixed-up answer would show.
-    payloads = [u32_array(n_elems, rng) for _ in range(4)]
     for ci, c in enumerate(conns):
+        msgid, packed = c.packed("register_shm", [])
+        socket.send_fds(c.sock, [packed], [memfd])
+        err, res = c.wait(msgid)
+        check(err is None, "%s: register_shm: %r" % (name, err))
+        region = res["region"]
         buf = []
         for _ in range(25):
-            xs, data = payloads[rng.randrange(len(payloads))]
-            msgid, packed = c.packed("reduce", ["sum", "u32", data])
-            want[(ci, msgid)] = sum(xs) % (1 << 32)
+            n = counts[rng.randrange(len(counts))]
+            msgid, packed = c.packed("reduce", ["sum", "u32", {"region": region, "offset": 0, "count": n}])
+            want[(ci, msgid)] = sums[n]
             buf.append(packed)
         c.pending = b"".join(buf)
-    # Every byte handed to the kernel before SIGTERM: a sender thread per connection, because
-    # the socket buffers are smaller than what each sends.
-    threads = [threading.Thread(target=c.sock.sendall, args=(c.pending,)) for c in conns]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    os.close(memfd)
+    for c in conns:
+        c.sock.sendall(c.pending)
+    # The daemon has read them all once it answers a request sent after them.
+    for c in conns:
+        check(c.call("ping", []) == (None, "pong"), "%s: ping after the requests" % name)
     stats_conn = Conn(d.path)
     err, st = stats_conn.call("stats", [])
     stats_conn.close()
@@ -409,6 +430,7 @@ def drain_round(tmp, name, drain_timeout, n_elems, expect_shutdown):
     d.termed = True
     print("%s: at SIGTERM %d reduce requests read, %d batches submitted" % (
         name, st["requests"]["reduce"], st["batches"]), flush=True)
+    check(st["requests"]["reduce"] == 100, "%s: all 100 requests accepted before SIGTERM" % name)
     check(st["batches"] < 100, "%s: work was still queued at SIGTERM (%d batches done)" % (name, st["batches"]))
     # A request sent after SIGTERM, while the drain runs, is answered "shutting down". The
     # signal is handled asynchronously: wait until the listener is gone (the first thing the
@@ -466,10 +488,10 @@ def drain_round(tmp, name, drain_timeout, n_elems, expect_shutdown):
 
 def test_drain(tmp):
     # A drain long enough for all of it: every request gets its real answer.
-    drain_round(tmp, "drain-all", "60", 1 << 18, expect_shutdown=False)
+    drain_round(tmp, "drain-all", "60", 1 << 22, expect_shutdown=False)
     # A drain timeout of 0: what is still queued at once is answered "shutting down" (a
     # non-zero timeout would race with lavapipe finishing the queue first).
-    drain_round(tmp, "drain-timeout", "0", 1 << 18, expect_shutdown=True)
+    drain_round(tmp, "drain-timeout", "0", 1 << 22, expect_shutdown=True)
 
 
 # ---- config --------------------------------------------------------------------------------
