@@ -262,6 +262,8 @@ static int alloc_space(struct batch *b, struct gpu_ring *ring, struct gpu_buffer
 		enum gpu_memory_kind own_kind = kind == GPU_MEMORY_UPLOAD && bytes >= (16u << 20)
 							? GPU_MEMORY_STAGING : kind;
 		r = gpu_buffer_create(b->d->gpu, bytes, own_kind, own);
+		if (r && own_kind != kind) /* host RAM can be scarce for the driver (pinned) */
+			r = gpu_buffer_create(b->d->gpu, bytes, kind, own);
 		if (r)
 			return r;
 		b->d->stats.dedicated_buffers++;

@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +445,16 @@ int main(int argc, char **argv)
 	d.limits = m.cfg.limits;
 	/* A peer that goes away mid-reply must not kill the daemon (sends use MSG_NOSIGNAL too). */
 	signal(SIGPIPE, SIG_IGN);
+
+	/* Importing a client's shared memory pins its pages, which counts against
+	 * RLIMIT_MEMLOCK: raise the soft limit as far as the hard limit allows (the systemd
+	 * unit sets LimitMEMLOCK=infinity). Without it imports fail and data is copied. */
+	struct rlimit memlock;
+	if (getrlimit(RLIMIT_MEMLOCK, &memlock) == 0 && memlock.rlim_cur != memlock.rlim_max) {
+		memlock.rlim_cur = memlock.rlim_max;
+		if (setrlimit(RLIMIT_MEMLOCK, &memlock) != 0)
+			log_warn("cannot raise RLIMIT_MEMLOCK: %s; shared memory may be copied", strerror(errno));
+	}
 
 	notify_send("STATUS=initializing the device");
 	cache = cache_path(cache_buf, sizeof(cache_buf));

@@ -71,7 +71,14 @@ int shm_region_create(struct gpu *gpu, int fd, bool writable, uint64_t max_bytes
 			return -EACCES;
 		}
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	/* A read-only region is still mapped read-write when the fd allows it: the NVIDIA driver
+	 * imports (pins) only writable mappings (a read-only memfd mapping failed with ENOMEM on
+	 * the H200, so the GPU could not read the client's pages in place). Nothing in the
+	 * daemon writes a region that is not `writable`: kernels only read their sources. */
+	bool map_rw = writable || ((flags & O_ACCMODE) == O_RDWR && !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)));
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | (map_rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED && map_rw && !writable)
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		int err = errno;
 		snprintf(msg, msg_size, "fd: mmap of %" PRIu64 " bytes failed: %s", (uint64_t)st.st_size,

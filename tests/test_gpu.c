@@ -290,14 +290,16 @@ static void test_gpu_validation_layer_reports_misuse_when_enabled(void **state)
 	const char *env = getenv("VKR_VALIDATION");
 	bool on = env && *env && strcmp(env, "0") != 0;
 	struct gpu *gpu = harness_gpu();
-	struct gpu_cmd *cmd;
-	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
-	vkCmdDispatch(gpu_cmd_handle(cmd), 1, 1, 1);
-	gpu_cmd_abandon(gpu, cmd);
-	if (on)
+	if (on) {
+		/* Only under the layer: a driver may crash on the misuse itself (NVIDIA does). */
+		struct gpu_cmd *cmd;
+		assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
+		vkCmdDispatch(gpu_cmd_handle(cmd), 1, 1, 1);
+		gpu_cmd_abandon(gpu, cmd);
 		assert_true(gpu_validation_messages(gpu) > 0);
-	else
+	} else {
 		assert_int_equal(gpu_validation_messages(gpu), 0);
+	}
 	print_message("validation %s: %llu message(s) for the misuse\n", on ? "on" : "off",
 		      (unsigned long long)gpu_validation_messages(gpu));
 	gpu_destroy(gpu);
