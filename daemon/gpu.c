@@ -32,6 +32,20 @@ static void set_err(char *err, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+void gpu_log(const struct gpu *gpu, int level, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	if (gpu && gpu->log)
+		gpu->log(level, message);
+	else
+		fprintf(stderr, "vkreduce: %s%s\n", level == 0 ? "error: " : level == 1 ? "warning: " : "",
+			message);
+}
+
 int gpu_errno_from_vk(VkResult result)
 {
 	switch (result) {
@@ -69,7 +83,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
 	if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
 		return VK_FALSE;
 	atomic_fetch_add(&gpu->validation_messages, 1);
-	fprintf(stderr, "vkreduce: validation %s: %s\n",
+	gpu_log(gpu, severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? 0 : 1,
+		"validation %s: %s",
 		severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning",
 		data && data->pMessage ? data->pMessage : "(no message)");
 	return VK_FALSE;
@@ -625,6 +640,7 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 		return -ENOMEM;
 	}
 	atomic_init(&gpu->validation_messages, 0);
+	gpu->log = config->log;
 	atomic_init(&gpu->lost, false);
 	bool validation = config->validation || env_flag("VKR_VALIDATION");
 	const char *want = config->device ? config->device : getenv("VKR_DEVICE");
@@ -662,7 +678,7 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	if (rc < 0)
 		goto fail;
 	if (config->verbose)
-		fprintf(stderr, "vkreduce: using device %u \"%s\" (%s, %s): %s%s\n",
+		gpu_log(gpu, 2, "using device %u \"%s\" (%s, %s): %s%s",
 			gpu->info.device_index, gpu->info.name, gpu->info.type, gpu->info.driver,
 			gpu->info.choice_reason,
 			validation ? "; Khronos validation with synchronization checks on" : "");

@@ -29,6 +29,10 @@ struct gpu_config {
 	bool validation;
 	/* Print the device choice and its reason to stderr. */
 	bool verbose;
+	/* Where the engine's messages go (device choice, validation reports, cache warnings):
+	 * level 0 error, 1 warning, 2 info, 3 debug (the daemon's log levels). NULL: stderr,
+	 * prefixed "vkreduce: ". May be called from the driver's threads (validation). */
+	void (*log)(int level, const char *message);
 	/* File of the Vulkan pipeline cache: read at start if present and made by this device
 	 * and driver (otherwise ignored with a warning). NULL: no cache. Borrowed. */
 	const char *pipeline_cache_path;

@@ -31,13 +31,13 @@ static bool header_matches(const struct gpu *gpu, const unsigned char *data, siz
 }
 
 /* Reads the file into a malloc'd buffer; NULL (and *size 0) when absent or unusable. */
-static unsigned char *read_cache_file(const char *path, size_t *size)
+static unsigned char *read_cache_file(const struct gpu *gpu, const char *path, size_t *size)
 {
 	*size = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno != ENOENT)
-			fprintf(stderr, "vkreduce: warning: pipeline cache %s: %s; starting without it\n",
+			gpu_log(gpu, 1, "pipeline cache %s: %s; starting without it",
 				path, strerror(errno));
 		return NULL;
 	}
@@ -57,8 +57,8 @@ static unsigned char *read_cache_file(const char *path, size_t *size)
 	}
 	close(fd);
 	if (!data || got != (size_t)st.st_size) {
-		fprintf(stderr, "vkreduce: warning: pipeline cache %s is unreadable or too large; "
-			"ignoring it\n", path);
+		gpu_log(gpu, 1, "pipeline cache %s is unreadable or too large; "
+			"ignoring it", path);
 		free(data);
 		return NULL;
 	}
@@ -69,10 +69,10 @@ static unsigned char *read_cache_file(const char *path, size_t *size)
 int gpu_cache_load(struct gpu *gpu, const char *path)
 {
 	size_t size = 0;
-	unsigned char *data = path ? read_cache_file(path, &size) : NULL;
+	unsigned char *data = path ? read_cache_file(gpu, path, &size) : NULL;
 	if (data && !header_matches(gpu, data, size)) {
-		fprintf(stderr, "vkreduce: warning: pipeline cache %s was made by another device or "
-			"driver, or is corrupt; ignoring it\n", path);
+		gpu_log(gpu, 1, "pipeline cache %s was made by another device or "
+			"driver, or is corrupt; ignoring it", path);
 		free(data);
 		data = NULL;
 		size = 0;
@@ -85,8 +85,8 @@ int gpu_cache_load(struct gpu *gpu, const char *path)
 	VkResult r = vkCreatePipelineCache(gpu->device, &ci, NULL, &gpu->pipeline_cache);
 	if (r != VK_SUCCESS && data) {
 		/* The driver refused the contents despite a matching header: start empty. */
-		fprintf(stderr, "vkreduce: warning: pipeline cache %s rejected by the driver; "
-			"ignoring it\n", path);
+		gpu_log(gpu, 1, "pipeline cache %s rejected by the driver; "
+			"ignoring it", path);
 		const VkPipelineCacheCreateInfo empty = { .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO };
 		r = vkCreatePipelineCache(gpu->device, &empty, NULL, &gpu->pipeline_cache);
 	}

@@ -48,6 +48,7 @@ struct gpu {
 
 	VkPipelineCache pipeline_cache; /* owned; may be VK_NULL_HANDLE */
 	bool pipeline_cache_loaded;
+	void (*log)(int level, const char *message); /* may be NULL: stderr */
 	VkPipelineLayout layout;
 	VkPipeline *pipelines;   /* owned; kern_pipeline_count() entries, NULL if unsupported */
 	VkShaderModule *modules; /* owned; one per distinct code, at the first pipeline using it */
@@ -60,6 +61,9 @@ struct gpu {
 /* A device buffer of at least bytes owned by cmd, for data the command buffer writes with
  * vkCmdUpdateBuffer. Valid until the command buffer is recorded again. 0 or -ENOMEM. */
 int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct gpu_buffer **out);
+
+/* Formats a message to the config's log hook, or to stderr. */
+void gpu_log(const struct gpu *gpu, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Converts a VkResult to 0 or a negative errno (device lost and unknown errors -> -EIO). */
 int gpu_errno_from_vk(VkResult result);

@@ -409,6 +409,12 @@ static void log_device(const struct gpu *gpu, const char *cache)
 	}
 }
 
+/* The engine's messages, through the daemon's log (journal priorities, --log-level). */
+static void engine_log(int level, const char *message)
+{
+	log_msg((enum log_level)level, "%s", message);
+}
+
 int main(int argc, char **argv)
 {
 	struct gpu_config gcfg = { 0 };
@@ -462,6 +468,7 @@ int main(int argc, char **argv)
 	gcfg.validation = m.cfg.validation;
 	gcfg.verbose = log_get_level() >= LOG_LEVEL_DEBUG;
 	gcfg.pipeline_cache_path = cache;
+	gcfg.log = engine_log;
 	d.gpu_config = &gcfg; /* to create the device again after a loss */
 	if ((r = gpu_create(&gcfg, &d.gpu, err, sizeof(err)))) {
 		log_error("no GPU: %s", err);
