@@ -438,7 +438,11 @@ static void print_kvlist(const vkr_kvlist *l, const char *skip_prefix)
 			printf("%s\n", kv->v.b ? "true" : "false");
 			break;
 		case VKR_KV_UINT:
-			printf("%" PRIu64 "\n", kv->v.u);
+			if (strcmp(kv->key, "device.api_version") == 0) /* VK_MAKE_API_VERSION layout */
+				printf("%" PRIu64 ".%" PRIu64 ".%" PRIu64 "\n", (kv->v.u >> 22) & 0x7f,
+				       (kv->v.u >> 12) & 0x3ff, kv->v.u & 0xfff);
+			else
+				printf("%" PRIu64 "\n", kv->v.u);
 			break;
 		case VKR_KV_INT:
 			printf("%" PRId64 "\n", kv->v.i);
