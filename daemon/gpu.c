@@ -161,6 +161,11 @@ static int create_instance(struct gpu *gpu, bool validation, char *err, size_t e
 		.ppEnabledExtensionNames = exts,
 	};
 	VkResult r = vkCreateInstance(&info, NULL, &gpu->instance);
+	if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
+		set_err(err, err_size, "no Vulkan driver found (install one; for the CPU "
+			"implementation, Debian's mesa-vulkan-drivers)");
+		return -ENODEV;
+	}
 	if (r != VK_SUCCESS) {
 		set_err(err, err_size, "vkCreateInstance failed (VkResult %d)", r);
 		return gpu_errno_from_vk(r) == -ENOTSUP ? -ENOTSUP : -ENODEV;
