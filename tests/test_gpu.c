@@ -71,6 +71,26 @@ static void test_gpu_unknown_device_is_a_clear_error(void **state)
 	assert_null(strchr(err, '\n'));
 }
 
+static void test_gpu_no_vulkan_driver_is_a_clear_one_line_error(void **state)
+{
+	(void)state;
+	const char *saved = getenv("VK_ICD_FILENAMES");
+	char *copy = saved ? strdup(saved) : NULL;
+	setenv("VK_ICD_FILENAMES", "/nonexistent/vkreduce-test-icd.json", 1);
+	struct gpu *gpu = NULL;
+	char err[256] = "";
+	int rc = gpu_create(NULL, &gpu, err, sizeof(err));
+	if (copy)
+		setenv("VK_ICD_FILENAMES", copy, 1);
+	else
+		unsetenv("VK_ICD_FILENAMES");
+	free(copy);
+	assert_int_equal(rc, -ENODEV);
+	assert_null(gpu);
+	assert_non_null(strstr(err, "no Vulkan"));
+	assert_null(strchr(err, '\n'));
+}
+
 static void test_gpu_buffers_of_every_kind_have_addresses(void **state)
 {
 	(void)state;
@@ -311,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_picks_a_device_and_reads_its_limits),
 		cmocka_unit_test(test_gpu_device_override_by_index_and_name),
 		cmocka_unit_test(test_gpu_unknown_device_is_a_clear_error),
+		cmocka_unit_test(test_gpu_no_vulkan_driver_is_a_clear_one_line_error),
 		cmocka_unit_test(test_gpu_buffers_of_every_kind_have_addresses),
 		cmocka_unit_test(test_gpu_reads_imported_host_memory_in_place),
 		cmocka_unit_test(test_gpu_host_import_of_memfd_mappings),
