@@ -147,8 +147,7 @@ static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_j
 static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
 {
 	(void)gpu;
-	(void)job;
-	return SCAN_SLOTS * 8; /* ITEMS = 8 per slot in scan_tile.glsl, whatever the dtype */
+	return SCAN_SLOTS * 2 * (16 / dtype_size(job->dtype)); /* SLOT_VECS = 2 in scan_tile.glsl */
 }
 
 static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)

@@ -5,7 +5,7 @@
 //   KERNEL_SCAN_TOTALS  one workgroup scans the totals in place (exclusive), block by block
 //   KERNEL_SCAN_APPLY   each tile is scanned again with its carry-in = totals[t]
 //
-// A tile is 512 slots of ITEMS (8) consecutive elements (scan_tile.glsl);
+// A tile is 512 slots of ITEMS consecutive elements (two 16-byte vectors, scan_tile.glsl);
 // each of the 256 invocations owns slots lid and lid + 256 and folds its items serially,
 // then the 512 slot sums go through the Blelloch up-sweep/down-sweep in shared memory with
 // the bank-conflict padding. The number of dispatches never grows with n, and each workgroup
@@ -16,9 +16,9 @@
 layout(local_size_x = WG_SIZE) in;
 layout(constant_id = 1) const bool EXCLUSIVE = false;
 
-// Totals folded serially per slot in KERNEL_SCAN_TOTALS: one workgroup covers 8192 tile
-// totals per step (the serial part of the scan), so 2^31 elements take at most 64 steps.
-#define TOTALS_PER_SLOT 16u
+// Totals folded serially per slot in KERNEL_SCAN_TOTALS: one workgroup covers 4096 tile
+// totals per step, so 2^31 elements take at most 256 steps.
+#define TOTALS_PER_SLOT 8u
 
 layout(push_constant, scalar) uniform Params {
 	uvec2 src;    // input elements

@@ -1,14 +1,11 @@
 // scan_tile.glsl: a scan tile and its movement between memory and registers, shared by the
-// two scans. A tile is 512 slots of ITEMS (8) consecutive elements; invocation lid owns slots
+// two scans. A tile is 512 slots of ITEMS consecutive elements; invocation lid owns slots
 // lid and lid + 256. Whole slots move as 16-byte vectors when the push constants say src
 // and dst are 16-byte aligned (pc.vec_ok); the last, partial slot element by element.
 // Requires pc.src, pc.dst, pc.n and pc.vec_ok.
 
 #define SLOTS 512u
-// 16-byte vectors per slot: 8 elements per slot whatever the dtype, so a tile is 4096
-// elements (32 KiB of 64-bit values): 64-bit scans get as few tiles, barriers and totals
-// per element as 32-bit ones.
-#define SLOT_VECS (8u / VEC)
+#define SLOT_VECS 2u               // 16-byte vectors per slot
 #define ITEMS (SLOT_VECS * VEC)    // elements per slot
 #define TILE (SLOTS * ITEMS)
 
