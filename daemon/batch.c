@@ -164,6 +164,13 @@ static void untake(struct batch *b, struct batch_job *job)
 {
 	struct conn *conn = job->conn;
 
+	if (conn->closing) {
+		/* Its connection closed meanwhile (an error reply to another of its jobs can
+		 * close a slow reader): nobody waits for this job, so drop it, not requeue it. */
+		b->d->stats.jobs_dropped++;
+		batch_job_free(b->d, job);
+		return;
+	}
 	job->next = conn->lane.head;
 	conn->lane.head = job;
 	if (!conn->lane.tail)

@@ -207,6 +207,17 @@ static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_obje
 			conn_reply_error(conn, msgid, VKR_WIRE_INVALID_ARGUMENT, "opts.dst: %s", msg);
 			return;
 		}
+		/* In place (the same bytes) is a scan's right; a partial overlap is not: tiles would
+		 * read input that an earlier tile has already overwritten. Both ranges are in
+		 * bounds of the region, so these sums cannot overflow. */
+		if (c.src.shm && c.src.region == c.dst_region && c.src.offset != c.dst_offset &&
+		    c.src.offset < c.dst_offset + bytes && c.dst_offset < c.src.offset + bytes) {
+			conn_reply_error(conn, msgid, VKR_WIRE_INVALID_ARGUMENT,
+					 "opts.dst.offset: %" PRIu64 " bytes overlap src (offset %" PRIu64
+					 ") without being the same range; scan in place or to disjoint bytes",
+					 c.dst_offset, c.src.offset);
+			return;
+		}
 	} else if (kind == KERN_SCAN && bytes > d->limits.max_inline_bytes) {
 		conn_reply_error(conn, msgid, VKR_WIRE_TOO_LARGE,
 				 "src.count: a scan result of %" PRIu64 " bytes exceeds max_inline_bytes %" PRIu64

@@ -286,6 +286,24 @@ def test_shm(path, hello):
         check(c.ok("unregister_shm", [w["region"]]) is True, "unregister the writable region")
         os.close(out_fd)
 
+    # In place is allowed; a partial overlap of src and dst in one region is refused (tiles
+    # would read input an earlier tile already overwrote), on imported and copied regions.
+    for size in (1 << 20, 12345 * 4):
+        vals = [(i * 7) % 100 - 50 for i in range(size // 4)]
+        rw_fd = make_memfd(pack("i32", vals), size=size)
+        rw = c.ok("register_shm", [{"writable": True}], fds=[rw_fd])
+        n = min(len(vals), 100000) - 8
+        c.expect_error(E_INVALID, "scan", ["sum", "i32", {"region": rw["region"], "offset": 0, "count": n},
+                                           {"dst": {"region": rw["region"], "offset": 16}}],
+                       what="dst overlapping src (%d-byte region)" % size)
+        res = c.ok("scan", ["sum", "i32", {"region": rw["region"], "offset": 0, "count": n},
+                            {"dst": {"region": rw["region"], "offset": 0}}])
+        got = unpack("i32", os.pread(rw_fd, n * 4, 0))
+        check(res == {"count": n} and got == ref_scan("sum", "i32", vals[:n], False),
+              "scan in place in a writable region of %d bytes" % size)
+        check(c.ok("unregister_shm", [rw["region"]]) is True, "unregister the in-place region")
+        os.close(rw_fd)
+
     # A read-only region cannot be a destination.
     c.expect_error(E_PERM, "scan", ["sum", "i32", b"\0" * 16, {"dst": {"region": region, "offset": 0}}],
                    what="dst read-only")
