@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -37,6 +39,16 @@ int shm_region_create(struct gpu *gpu, int fd, bool writable, uint64_t max_bytes
 	if (seals < 0 || !S_ISREG(st.st_mode)) {
 		snprintf(msg, msg_size, "fd: not a memfd (F_GET_SEALS: %s)",
 			 seals < 0 ? strerror(errno) : "not a regular file");
+		return -EINVAL;
+	}
+	/* A hugetlbfs memfd honours F_SEAL_SHRINK but not against a punched hole: once the
+	 * client frees a huge page and the pool runs dry, touching that page raises SIGBUS in
+	 * the daemon. Only ordinary shmem memfds are accepted. */
+	struct statfs fs;
+	if (fstatfs(fd, &fs) < 0 || fs.f_type == HUGETLBFS_MAGIC) {
+		snprintf(msg, msg_size, "fd: %s", fs.f_type == HUGETLBFS_MAGIC
+			 ? "hugetlbfs memfds are not accepted (a punched hole would fault the daemon)"
+			 : "fstatfs failed");
 		return -EINVAL;
 	}
 	if (!(seals & F_SEAL_SHRINK)) {

@@ -79,6 +79,25 @@ static void test_shm_unsealed_memfd_is_rejected(void **state)
 	close(fd);
 }
 
+/* Huge-page memfds are refused (a punched hole could fault the daemon). Where the kernel
+ * has no huge pages to back one, the memfd cannot even be sized, and that is said. */
+static void test_shm_hugetlb_memfd_is_rejected(void **state)
+{
+	struct shm_region *region;
+	(void)state;
+	int fd = memfd_create("vkr-huge", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+	if (fd < 0 || ftruncate(fd, 2 << 20) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0) {
+		print_message("no huge pages here (%s): the hugetlbfs case cannot be built\n",
+			      strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	assert_int_equal(create(fd, false, 1 << 30, &region), -EINVAL);
+	assert_null(region);
+	close(fd);
+}
+
 static void test_shm_pipe_and_regular_file_are_rejected(void **state)
 {
 	struct shm_region *region;
@@ -180,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_shm_sealed_memfd_is_accepted_and_mapped),
 		cmocka_unit_test(test_shm_writable_region_writes_reach_the_client),
 		cmocka_unit_test(test_shm_unsealed_memfd_is_rejected),
+		cmocka_unit_test(test_shm_hugetlb_memfd_is_rejected),
 		cmocka_unit_test(test_shm_pipe_and_regular_file_are_rejected),
 		cmocka_unit_test(test_shm_empty_and_oversized_memfds_are_rejected),
 		cmocka_unit_test(test_shm_writable_needs_a_writable_unsealed_fd),
