@@ -159,6 +159,22 @@ static struct batch_job *take_next(struct batch *b)
 	return job;
 }
 
+/* Takes conn out of the round-robin line, if it is in it. */
+static void rr_unlink(struct batch *b, struct conn *conn)
+{
+	if (!conn->lane.scheduled)
+		return;
+	struct conn **pp = &b->rr_head, *prev = NULL;
+	while (*pp != conn) {
+		prev = *pp;
+		pp = &(*pp)->lane.rr_next;
+	}
+	*pp = conn->lane.rr_next;
+	if (b->rr_tail == conn)
+		b->rr_tail = prev;
+	conn->lane.scheduled = false;
+}
+
 /* Puts a job back at the front of its lane and its connection at the front of the line. */
 static void untake(struct batch *b, struct batch_job *job)
 {
@@ -177,18 +193,7 @@ static void untake(struct batch *b, struct batch_job *job)
 		conn->lane.tail = job;
 	conn->lane.count++;
 	b->pending++;
-	if (conn->lane.scheduled) {
-		/* Move it to the front: unlink first. */
-		struct conn **pp = &b->rr_head, *prev = NULL;
-		while (*pp != conn) {
-			prev = *pp;
-			pp = &(*pp)->lane.rr_next;
-		}
-		*pp = conn->lane.rr_next;
-		if (b->rr_tail == conn)
-			b->rr_tail = prev;
-		conn->lane.scheduled = false;
-	}
+	rr_unlink(b, conn); /* to move it to the front */
 	schedule(b, conn, true);
 }
 
@@ -214,17 +219,7 @@ void batch_drop_conn(struct batch *b, struct conn *conn)
 {
 	struct batch_job *job;
 
-	if (conn->lane.scheduled) {
-		struct conn **pp = &b->rr_head, *prev = NULL;
-		while (*pp != conn) {
-			prev = *pp;
-			pp = &(*pp)->lane.rr_next;
-		}
-		*pp = conn->lane.rr_next;
-		if (b->rr_tail == conn)
-			b->rr_tail = prev;
-		conn->lane.scheduled = false;
-	}
+	rr_unlink(b, conn);
 	/* Queued jobs never reach the GPU; freeing one may drop the last reference to conn
 	 * only after the loop, because the socket still holds its own. */
 	while ((job = conn->lane.head)) {

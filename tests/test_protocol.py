@@ -13,7 +13,6 @@ import fcntl
 import math
 import os
 import random
-import signal
 import socket
 import struct
 import subprocess
@@ -22,6 +21,8 @@ import tempfile
 import time
 
 import msgpack
+
+from daemon_proc import stop_daemon
 
 E_NO_SUCH_METHOD, E_INVALID, E_TOO_LARGE, E_BUSY, E_NO_REGION, E_SHM, E_LOST, E_SHUTDOWN, E_PERM, E_INTERNAL = range(1, 11)
 FMT = {"f32": "f", "f64": "d", "i32": "i", "u32": "I", "i64": "q", "u64": "Q"}
@@ -501,15 +502,7 @@ def main():
             stats["batches_multi_conn"]))
         c.close()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
-        log.close()
-        with open(log_path, errors="replace") as f:
-            text = f.read()
+        rc, text = stop_daemon(proc, log, log_path)
         sys.stderr.write(text[-20000:])
         check(rc == 0, "daemon exits 0 on SIGTERM (got %d)" % rc)
         check(not os.path.exists(path), "daemon removed its socket")

@@ -15,9 +15,7 @@ VKR_TEST_SEED (random seed, printed), VKR_STRESS_RSS_MARGIN_MB (default 48, 256 
 import itertools
 import os
 import random
-import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -29,6 +27,8 @@ import test_protocol as tp  # noqa: E402
 from test_protocol import check, pack, make_memfd, wrap  # noqa: E402
 
 import msgpack  # noqa: E402
+
+from daemon_proc import stop_daemon  # noqa: E402
 
 SECONDS = float(os.environ.get("VKR_STRESS_SECONDS", "20"))
 CONNS = int(os.environ.get("VKR_STRESS_CONNS", "64"))
@@ -394,15 +394,7 @@ def main():
             margin_mb, rss0 / 1024, rss1 / 1024))
         control.close()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
-        log.close()
-        with open(log_path, errors="replace") as f:
-            text = f.read()
+        rc, text = stop_daemon(proc, log, log_path)
         bad = [w for w in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
                            "validation error", "validation warning") if w in text]
         check(rc == 0 and not bad, "daemon exits 0 and clean (rc %d, %r)" % (rc, bad))

@@ -25,6 +25,8 @@ import time
 
 import msgpack
 
+from daemon_proc import stop_daemon
+
 E_SHUTDOWN = 8
 failures = []
 checks = 0
@@ -225,15 +227,7 @@ def test_activation(tmp):
         c.close()
         check(not os.path.exists(os.path.join(tmp, "not-used.sock")), "--socket is not used when activated")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            rc = proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            rc = proc.wait()
-        log.close()
-    with open(log_path, errors="replace") as f:
-        text = f.read()
+        rc, text = stop_daemon(proc, log, log_path, timeout=60)
     sys.stderr.write(text[-4000:])
     check("(socket activation)" in text, "the daemon says it was socket-activated")
     check(rc == 0, "activated daemon exits 0 on SIGTERM (got %d)" % rc)
