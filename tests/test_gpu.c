@@ -110,6 +110,34 @@ static void test_gpu_buffers_of_every_kind_have_addresses(void **state)
 	harness_gpu_done(gpu);
 }
 
+/* Reduces n u32 at a device address in place (op sum or max) and returns the result; the
+ * timeline and the command buffer's timestamps must say the work ran. */
+static uint32_t reduce_u32_at(struct gpu *gpu, vkr_op op, uint64_t address, uint64_t n)
+{
+	struct gpu_buffer out, scratch;
+	struct kern_job job = { .kind = KERN_REDUCE, .op = op, .dtype = VKR_DTYPE_U32,
+				.n = n, .src = address };
+	assert_int_equal(gpu_buffer_create(gpu, 16, GPU_MEMORY_READBACK, &out), 0);
+	assert_int_equal(gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &job) + 16, GPU_MEMORY_DEVICE, &scratch), 0);
+	job.dst = out.address;
+	job.scratch = scratch.address;
+	assert_int_equal(kern_validate(gpu, &job, NULL, 0), 0);
+	struct gpu_cmd *cmd;
+	uint64_t value;
+	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
+	assert_int_equal(kern_record(gpu, cmd, &job, 1), 0);
+	assert_int_equal(gpu_cmd_submit(gpu, cmd, &value), 0);
+	assert_int_equal(gpu_wait(gpu, value, 60ull * 1000000000ull), 0);
+	assert_true(gpu_completed_value(gpu) >= value);
+	if (gpu_get_info(gpu)->timestamp_period_ns > 0)
+		assert_true(gpu_cmd_elapsed_ns(gpu, cmd) > 0);
+	gpu_cmd_recycle(gpu, cmd);
+	uint32_t r = kern_result_decode(&job, out.map).u32;
+	gpu_buffer_destroy(gpu, &out);
+	gpu_buffer_destroy(gpu, &scratch);
+	return r;
+}
+
 static void test_gpu_reads_imported_host_memory_in_place(void **state)
 {
 	(void)state;
@@ -126,58 +154,16 @@ static void test_gpu_reads_imported_host_memory_in_place(void **state)
 	assert_true(pages != MAP_FAILED);
 	for (size_t i = 0; i < size / 4; i++)
 		pages[i] = (uint32_t)i;
-	struct gpu_buffer imported, out, scratch;
+	struct gpu_buffer imported;
 	assert_int_equal(gpu_buffer_import_host(gpu, (char *)pages + 1, 4096, &imported), -EINVAL);
 	assert_int_equal(gpu_buffer_import_host(gpu, pages, size, &imported), 0);
-	assert_int_equal(gpu_buffer_create(gpu, 16, GPU_MEMORY_READBACK, &out), 0);
-	struct kern_job job = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_U32,
-				.n = size / 4, .src = imported.address, .dst = out.address };
-	assert_int_equal(gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &job), GPU_MEMORY_DEVICE, &scratch), 0);
-	job.scratch = scratch.address;
-	assert_int_equal(kern_validate(gpu, &job, NULL, 0), 0);
-	struct gpu_cmd *cmd;
-	uint64_t value;
-	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
-	assert_int_equal(kern_record(gpu, cmd, &job, 1), 0);
-	assert_int_equal(gpu_cmd_submit(gpu, cmd, &value), 0);
-	assert_int_equal(gpu_wait(gpu, value, 60ull * 1000000000ull), 0);
-	assert_true(gpu_completed_value(gpu) >= value);
-	if (info->timestamp_period_ns > 0)
-		assert_true(gpu_cmd_elapsed_ns(gpu, cmd) > 0);
-	gpu_cmd_recycle(gpu, cmd);
 	uint32_t want = 0;
 	for (size_t i = 0; i < size / 4; i++)
 		want += (uint32_t)i;
-	assert_int_equal(kern_result_decode(&job, out.map).u32, want);
+	assert_int_equal(reduce_u32_at(gpu, VKR_OP_SUM, imported.address, size / 4), want);
 	gpu_buffer_destroy(gpu, &imported);
-	gpu_buffer_destroy(gpu, &out);
-	gpu_buffer_destroy(gpu, &scratch);
 	munmap(pages, size);
 	harness_gpu_done(gpu);
-}
-
-/* Reduces (max) n u32 at a device address, in place. */
-static uint32_t max_u32_at(struct gpu *gpu, uint64_t address, uint64_t n)
-{
-	struct gpu_buffer out, scratch;
-	struct kern_job job = { .kind = KERN_REDUCE, .op = VKR_OP_MAX, .dtype = VKR_DTYPE_U32,
-				.n = n, .src = address };
-	assert_int_equal(gpu_buffer_create(gpu, 16, GPU_MEMORY_READBACK, &out), 0);
-	assert_int_equal(gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &job) + 16, GPU_MEMORY_DEVICE, &scratch), 0);
-	job.dst = out.address;
-	job.scratch = scratch.address;
-	assert_int_equal(kern_validate(gpu, &job, NULL, 0), 0);
-	struct gpu_cmd *cmd;
-	uint64_t value;
-	assert_int_equal(gpu_cmd_begin(gpu, &cmd), 0);
-	assert_int_equal(kern_record(gpu, cmd, &job, 1), 0);
-	assert_int_equal(gpu_cmd_submit(gpu, cmd, &value), 0);
-	assert_int_equal(gpu_wait(gpu, value, 60ull * 1000000000ull), 0);
-	gpu_cmd_recycle(gpu, cmd);
-	uint32_t r = kern_result_decode(&job, out.map).u32;
-	gpu_buffer_destroy(gpu, &out);
-	gpu_buffer_destroy(gpu, &scratch);
-	return r;
 }
 
 /* Which host memory the device imports: anonymous pages, and a memfd mapped shared
@@ -220,7 +206,7 @@ static void test_gpu_host_import_of_memfd_mappings(void **state)
 		if (c == 0)
 			assert_int_equal(rc, 0);
 		if (rc == 0) {
-			assert_int_equal(max_u32_at(gpu, imported.address, size / 4), size / 4 - 1);
+			assert_int_equal(reduce_u32_at(gpu, VKR_OP_MAX, imported.address, size / 4), size / 4 - 1);
 			gpu_buffer_destroy(gpu, &imported);
 		}
 		munmap(cases[c].map, size);
