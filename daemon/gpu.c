@@ -477,15 +477,17 @@ static void read_info(struct gpu *gpu)
 	const char *spin_us = getenv("VKR_WAIT_SPIN_US");
 	gpu->wait_spin_ns = spin_us && *spin_us ? strtoull(spin_us, NULL, 10) * 1000
 			  : p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 100000;
-	/* VKR_SCAN=reduce-then-scan selects the three-dispatch scan, for comparison. */
 	/* The scan algorithm: reduce-then-scan (three dispatches, reads the input twice) by
-	 * default, VKR_SCAN=single-pass for the one-pass scan over a tree of tile aggregates,
-	 * which measured slower on the H200 so far (docs/BENCHMARKS.md). */
+	 * default, VKR_SCAN=single-pass for the one-pass scan with decoupled look-back. */
 	const char *scan = getenv("VKR_SCAN");
 	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
-	const char *spin = getenv("VKR_SCAN_SPIN");
-	info->scan_spin = spin && *spin ? strcmp(spin, "0") != 0
-					: p->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+	/* VKR_SCAN_PATIENCE: look-back rounds a single-pass workgroup waits for a predecessor
+	 * before it does the stalled work itself. A round is one trip to L2 on a GPU; on a CPU
+	 * implementation a wait is time taken from the workgroup being waited for. */
+	const char *patience = getenv("VKR_SCAN_PATIENCE");
+	long rounds = patience && *patience ? strtol(patience, NULL, 10) : -1;
+	info->scan_patience = rounds > 0 && rounds < 1000000 ? (uint32_t)rounds
+			      : p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 2 : 8;
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)

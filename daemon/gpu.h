@@ -59,7 +59,7 @@ struct gpu_info {
 	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
 	uint32_t scan_workgroups;      /* most workgroups in one row of a scan dispatch */
 	bool scan_single_pass;         /* single-pass scan (else reduce-then-scan) */
-	bool scan_spin;                /* single-pass waits spin inside a round (not on CPUs) */
+	uint32_t scan_patience;        /* single-pass: look-back rounds before doing stalled work */
 	double timestamp_period_ns;    /* 0 when the queue has no timestamps */
 	char choice_reason[256];       /* why this device was chosen */
 };

@@ -156,25 +156,20 @@ static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
 	return (job->n + tile - 1) / tile;
 }
 
-/* Single-pass scratch: the tile counter and a ready flag per block of the dyadic tree of
- * tile aggregates (level k has ceil(tiles / 2^k) blocks), then the blocks' values. */
+/* Single-pass scratch: the tile counter and a state word per tile, then each tile's
+ * aggregate and each tile's inclusive prefix (scan_chained.comp). */
 struct chained_layout {
-	uint64_t flags, blocks, block_count, end;
+	uint64_t flags, flag_words, values, end;
 };
 
 static struct chained_layout chained_layout(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t tiles = scan_tiles(gpu, job);
 	struct chained_layout l;
-	l.block_count = 0;
-	for (uint64_t k = 0; k < 33 && ((tiles + ((uint64_t)1 << k) - 1) >> k) > 0; k++) {
-		l.block_count += (tiles + ((uint64_t)1 << k) - 1) >> k;
-		if (((tiles + ((uint64_t)1 << k) - 1) >> k) == 1)
-			break;
-	}
 	l.flags = 0;
-	l.blocks = align16((l.block_count + 1) * 4);
-	l.end = l.blocks + align16(l.block_count * dtype_size(job->dtype));
+	l.flag_words = tiles + 1;
+	l.values = align16(l.flag_words * 4);
+	l.end = l.values + align16(2 * tiles * dtype_size(job->dtype));
 	return l;
 }
 
@@ -277,8 +272,8 @@ struct scan_params {
 };
 
 struct chained_params {
-	uint32_t src[2], dst[2], flags[2], blocks[2];
-	uint32_t n, tiles, vec_ok, spin;
+	uint32_t src[2], dst[2], flags[2], values[2];
+	uint32_t n, tiles, vec_ok, patience;
 };
 
 struct clear_params {
@@ -365,9 +360,9 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	uint64_t tiles = scan_tiles(rec->gpu, job);
 	struct chained_layout l = chained_layout(rec->gpu, job);
 	if (phase == 0) {
-		struct clear_params c = { .words = (uint32_t)(l.block_count + 1) };
+		struct clear_params c = { .words = (uint32_t)l.flag_words };
 		split(c.dst, job->scratch + l.flags);
-		uint64_t groups = (l.block_count + 1 + WG_SIZE * 8 - 1) / (WG_SIZE * 8);
+		uint64_t groups = (l.flag_words + WG_SIZE * 8 - 1) / (WG_SIZE * 8);
 		dispatch(rec, PIPE_CLEAR, &c, sizeof(c), (uint32_t)(groups < 1024 ? groups : 1024));
 		return;
 	}
@@ -375,11 +370,11 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	split(p.src, job->src);
 	split(p.dst, job->dst);
 	split(p.flags, job->scratch + l.flags);
-	split(p.blocks, job->scratch + l.blocks);
+	split(p.values, job->scratch + l.values);
 	p.n = (uint32_t)job->n;
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
-	p.spin = rec->gpu->info.scan_spin;
+	p.patience = rec->gpu->info.scan_patience;
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
 	 * their tile from a counter, so the grid's shape does not matter. */
 	uint64_t max_x = rec->gpu->info.scan_workgroups;
