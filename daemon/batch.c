@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ struct inflight {
 	struct gpu_cmd *cmd;       /* owned until recycled */
 	struct batch_job **jobs;   /* owned array of owned jobs */
 	size_t count;
+	unsigned slot;             /* index in wait_values / done_ns */
+	uint64_t done_ns;          /* when the completion thread saw it complete */
 	struct inflight *next;     /* borrowed: next newer batch */
 };
 
@@ -46,6 +49,8 @@ struct batch {
 	size_t inflight_count;
 	struct batch_job **sel;          /* owned: scratch array of max_batch_jobs */
 	struct kern_job *kjobs;          /* owned: scratch array of max_batch_jobs */
+	struct batch_job *free_jobs;     /* owned: freed jobs kept for reuse */
+	size_t free_count;
 
 	/* Shared with the completion thread, under mu. */
 	pthread_t thread;
@@ -53,27 +58,56 @@ struct batch {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint64_t wait_values[MAX_IN_FLIGHT]; /* submitted values to wait for, in order */
+	uint64_t done_ns[MAX_IN_FLIGHT]; /* when each of them was seen to complete */
 	unsigned wait_first, wait_count;
 	uint64_t done_value;             /* every value <= this has completed */
 	bool lost;                       /* gpu_wait reported device loss */
 	bool stop;
+	atomic_uint_fast64_t submits;    /* batches handed to the thread (read while spinning) */
+	uint64_t spin_ns;                /* how long the thread waits for the next batch awake */
 
 	uint64_t rebuild_after_ns;       /* device loss: earliest next attempt after a failure */
 };
 
 /* ---- completion thread ----------------------------------------------------------------- */
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 static void *completion_main(void *arg)
 {
 	struct batch *b = arg;
+	bool may_spin = false;
 
 	pthread_mutex_lock(&b->mu);
 	for (;;) {
 		uint64_t value;
 		int r;
 
-		while (b->wait_count == 0 && !b->stop)
+		while (b->wait_count == 0 && !b->stop) {
+			/* After a completion, the next batch often follows within microseconds (a
+			 * client answered sends its next request): wait for it awake, briefly, so
+			 * that its completion is not delayed by this thread's wake-up. */
+			if (may_spin && b->spin_ns > 0) {
+				uint_fast64_t seen = atomic_load_explicit(&b->submits, memory_order_acquire);
+				uint64_t start = vkrd_now_ns();
+				may_spin = false;
+				pthread_mutex_unlock(&b->mu);
+				while (atomic_load_explicit(&b->submits, memory_order_acquire) == seen &&
+				       vkrd_now_ns() - start < b->spin_ns)
+					cpu_relax();
+				pthread_mutex_lock(&b->mu);
+				continue;
+			}
 			pthread_cond_wait(&b->cv, &b->mu);
+		}
+		may_spin = true;
 		if (b->stop)
 			break;
 		value = b->wait_values[b->wait_first];
@@ -82,12 +116,14 @@ static void *completion_main(void *arg)
 		pthread_mutex_lock(&b->mu);
 		if (r == -ETIMEDOUT)
 			continue;
+		if (r == 0) {
+			b->done_value = value;
+			b->done_ns[b->wait_first] = vkrd_now_ns();
+		} else {
+			b->lost = true;
+		}
 		b->wait_first = (b->wait_first + 1) % MAX_IN_FLIGHT;
 		b->wait_count--;
-		if (r == 0)
-			b->done_value = value;
-		else
-			b->lost = true;
 		uv_async_send(&b->async);
 	}
 	pthread_mutex_unlock(&b->mu);
@@ -197,21 +233,45 @@ static void untake(struct batch *b, struct batch_job *job)
 	schedule(b, conn, true);
 }
 
+/* Jobs kept for reuse: enough for a full window of many clients without malloc. */
+#define FREE_JOBS_MAX 8192
+
+struct batch_job *batch_job_alloc(struct batch *b)
+{
+	struct batch_job *job = b->free_jobs;
+
+	if (!job)
+		return calloc(1, sizeof(*job));
+	b->free_jobs = job->next;
+	b->free_count--;
+	memset(job, 0, sizeof(*job));
+	return job;
+}
+
 void batch_job_free(struct vkrd *d, struct batch_job *job)
 {
 	struct conn *conn = job->conn;
+	struct batch *b = d->batch;
 
 	conn->requests_in_flight--;
 	conn->bytes_in_flight -= job->charged_bytes;
 	d->stats.memory_bytes -= job->charged_bytes;
-	if (job->zone)
-		msgpack_zone_free(job->zone);
+	rxbuf_unref(job->rx);
 	shm_region_unref(job->src_region);
 	shm_region_unref(job->dst_region);
-	gpu_buffer_destroy(d->gpu, &job->own_src);
-	gpu_buffer_destroy(d->gpu, &job->own_dst);
-	gpu_buffer_destroy(d->gpu, &job->own_scratch);
-	free(job);
+	if (job->own_src.size)
+		gpu_buffer_destroy(d->gpu, &job->own_src);
+	if (job->own_dst.size)
+		gpu_buffer_destroy(d->gpu, &job->own_dst);
+	if (job->own_scratch.size)
+		gpu_buffer_destroy(d->gpu, &job->own_scratch);
+	if (b && b->free_count < FREE_JOBS_MAX) {
+		job->next = b->free_jobs;
+		b->free_jobs = job;
+		b->free_count++;
+	} else {
+		free(job);
+	}
 	conn_unref(conn);
 }
 
@@ -422,12 +482,13 @@ static int submit_one(struct batch *b)
 							     job->inline_data;
 			memcpy(job->src_host, from, bytes);
 		}
-		/* The inline bytes are in the staging ring now: let the unpacker reuse its buffer. */
-		if (job->zone) {
-			msgpack_zone_free(job->zone);
-			job->zone = NULL;
+		/* The inline bytes are in the staging ring now: the receive buffer may be reused. */
+		if (job->rx) {
+			rxbuf_unref(job->rx);
+			job->rx = NULL;
 			job->inline_data = NULL;
 		}
+		job->submit_ns = now;
 		b->kjobs[i] = job->kern;
 		multi |= job->conn != b->sel[0]->conn;
 		d->stats.queue_ns += queued;
@@ -484,8 +545,10 @@ static int submit_one(struct batch *b)
 	stats_count_batch(&d->stats, count, multi ? 2 : 1);
 
 	pthread_mutex_lock(&b->mu);
-	b->wait_values[(b->wait_first + b->wait_count) % MAX_IN_FLIGHT] = value;
+	f->slot = (b->wait_first + b->wait_count) % MAX_IN_FLIGHT;
+	b->wait_values[f->slot] = value;
 	b->wait_count++;
+	atomic_fetch_add_explicit(&b->submits, 1, memory_order_release);
 	pthread_cond_signal(&b->cv);
 	pthread_mutex_unlock(&b->mu);
 	return (int)count;
@@ -512,6 +575,100 @@ static void on_check(uv_check_t *handle)
 
 /* ---- completion ------------------------------------------------------------------------ */
 
+/* msgpack encoders for the reduce reply, which is built without the packer's callbacks. */
+static char *put_be(char *p, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		p[i] = (char)(v >> (8 * (bytes - 1 - i)));
+	return p + bytes;
+}
+
+static char *put_uint(char *p, uint64_t v)
+{
+	if (v < 128) {
+		*p++ = (char)v;
+		return p;
+	}
+	if (v <= UINT8_MAX) {
+		*p++ = (char)0xcc;
+		return put_be(p, v, 1);
+	}
+	if (v <= UINT16_MAX) {
+		*p++ = (char)0xcd;
+		return put_be(p, v, 2);
+	}
+	if (v <= UINT32_MAX) {
+		*p++ = (char)0xce;
+		return put_be(p, v, 4);
+	}
+	*p++ = (char)0xcf;
+	return put_be(p, v, 8);
+}
+
+static char *put_int(char *p, int64_t v)
+{
+	if (v >= 0)
+		return put_uint(p, (uint64_t)v);
+	if (v >= -32) {
+		*p++ = (char)(uint8_t)(int8_t)v;
+		return p;
+	}
+	if (v >= INT8_MIN) {
+		*p++ = (char)0xd0;
+		return put_be(p, (uint64_t)v, 1);
+	}
+	if (v >= INT16_MIN) {
+		*p++ = (char)0xd1;
+		return put_be(p, (uint64_t)v, 2);
+	}
+	if (v >= INT32_MIN) {
+		*p++ = (char)0xd2;
+		return put_be(p, (uint64_t)v, 4);
+	}
+	*p++ = (char)0xd3;
+	return put_be(p, (uint64_t)v, 8);
+}
+
+/* Most bytes a reduce reply takes: array, msgid, nil, map with two keys and two values. */
+#define REDUCE_REPLY_MAX 48
+
+/* Encodes [1, msgid, nil, {"value": v, "count": n}] at p; returns the end. */
+static char *encode_reduce_reply(char *p, uint32_t msgid, const struct kern_job *k, vkr_value v)
+{
+	*p++ = (char)0x94;
+	*p++ = 0x01;
+	p = put_uint(p, msgid);
+	*p++ = (char)0xc0;
+	*p++ = (char)0x82;
+	memcpy(p, "\xa5" "value", 6);
+	p += 6;
+	if (k->op == VKR_OP_COUNT) {
+		p = put_uint(p, v.u64);
+	} else {
+		uint32_t u32;
+		uint64_t u64;
+		switch (k->dtype) {
+		case VKR_DTYPE_F32:
+			memcpy(&u32, &v.f32, 4);
+			*p++ = (char)0xca;
+			p = put_be(p, u32, 4);
+			break;
+		case VKR_DTYPE_F64:
+			memcpy(&u64, &v.f64, 8);
+			*p++ = (char)0xcb;
+			p = put_be(p, u64, 8);
+			break;
+		case VKR_DTYPE_I32: p = put_int(p, v.i32); break;
+		case VKR_DTYPE_U32: p = put_uint(p, v.u32); break;
+		case VKR_DTYPE_I64: p = put_int(p, v.i64); break;
+		default: p = put_uint(p, v.u64); break;
+		}
+	}
+	memcpy(p, "\xa5" "count", 6);
+	p += 6;
+	return put_uint(p, k->n);
+}
+
 static void reply_job(struct batch_job *job)
 {
 	struct conn *conn = job->conn;
@@ -523,24 +680,8 @@ static void reply_job(struct batch_job *job)
 		return;
 	if (k->kind == KERN_REDUCE) {
 		vkr_value v = kern_result_decode(k, job->dst_host);
-		pk = conn_reply_begin(conn, job->msgid);
-		msgpack_pack_map(pk, 2);
-		stats_pack_str(pk, "value");
-		if (k->op == VKR_OP_COUNT) {
-			msgpack_pack_uint64(pk, v.u64);
-		} else {
-			switch (k->dtype) {
-			case VKR_DTYPE_F32: msgpack_pack_float(pk, v.f32); break;
-			case VKR_DTYPE_F64: msgpack_pack_double(pk, v.f64); break;
-			case VKR_DTYPE_I32: msgpack_pack_int32(pk, v.i32); break;
-			case VKR_DTYPE_U32: msgpack_pack_uint32(pk, v.u32); break;
-			case VKR_DTYPE_I64: msgpack_pack_int64(pk, v.i64); break;
-			default: msgpack_pack_uint64(pk, v.u64); break;
-			}
-		}
-		stats_pack_str(pk, "count");
-		msgpack_pack_uint64(pk, k->n);
-		conn_reply_end(conn);
+		char *p = conn_reply_raw_begin(conn, REDUCE_REPLY_MAX);
+		conn_reply_raw_end(conn, p ? (size_t)(encode_reduce_reply(p, job->msgid, k, v) - p) : 0);
 		return;
 	}
 	if (job->dst_region) {
@@ -562,7 +703,7 @@ static void reply_job(struct batch_job *job)
 	conn_reply_end(conn);
 }
 
-static void complete(struct batch *b, struct inflight *f, bool lost)
+static void complete(struct batch *b, struct inflight *f, bool lost, uint64_t wake_ns)
 {
 	struct vkrd *d = b->d;
 
@@ -578,8 +719,15 @@ static void complete(struct batch *b, struct inflight *f, bool lost)
 		if (lost)
 			fail_job(b, f->jobs[i], VKR_WIRE_DEVICE_LOST, "the device was lost");
 		else {
-			reply_job(f->jobs[i]);
-			batch_job_free(d, f->jobs[i]);
+			struct batch_job *job = f->jobs[i];
+			if (f->done_ns && wake_ns) {
+				d->stats.req_queue_ns += job->submit_ns - job->enqueue_ns;
+				d->stats.req_gpu_ns += f->done_ns > job->submit_ns ? f->done_ns - job->submit_ns : 0;
+				d->stats.req_wake_ns += wake_ns > f->done_ns ? wake_ns - f->done_ns : 0;
+				d->stats.req_timed++;
+			}
+			reply_job(job);
+			batch_job_free(d, job);
 		}
 	}
 	gpu_cmd_recycle(d->gpu, f->cmd);
@@ -595,15 +743,17 @@ static void on_async(uv_async_t *handle)
 {
 	struct batch *b = handle->data;
 	struct vkrd *d = b->d;
-	uint64_t done;
+	uint64_t done, wake_ns = vkrd_now_ns(), timed0 = d->stats.req_timed, written_ns;
 	bool lost;
 
 	pthread_mutex_lock(&b->mu);
 	done = b->done_value;
 	lost = b->lost;
+	for (struct inflight *f = b->oldest; f && f->value <= done; f = f->next)
+		f->done_ns = b->done_ns[f->slot];
 	pthread_mutex_unlock(&b->mu);
 	while (b->oldest && (b->oldest->value <= done || lost))
-		complete(b, b->oldest, b->oldest->value > done);
+		complete(b, b->oldest, b->oldest->value > done, wake_ns);
 	/* The GPU completed work: the watchdog may be fed (notify.c). */
 	if (!lost)
 		notify_progress(d->notify);
@@ -613,6 +763,9 @@ static void on_async(uv_async_t *handle)
 	if (gpu_is_lost(d->gpu))
 		rebuild_device(b);
 	conn_flush_dirty(d);
+	/* Replies of the jobs timed above are in their sockets (or buffered for a slow reader). */
+	written_ns = vkrd_now_ns();
+	d->stats.req_reply_ns += (d->stats.req_timed - timed0) * (written_ns - wake_ns);
 	if (d->shutting_down && batch_idle(b) && d->on_idle)
 		d->on_idle(d);
 }
@@ -746,6 +899,15 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 		return -ENOMEM;
 	}
 	b->d = d;
+	atomic_init(&b->submits, 0);
+	/* As gpu_wait's poll (VKR_WAIT_SPIN_US, default 100 us on GPUs and 0 on CPU devices,
+	 * whose workers need the cores). */
+	{
+		const char *spin_us = getenv("VKR_WAIT_SPIN_US");
+		const char *type = gpu_get_info(d->gpu)->type;
+		b->spin_ns = spin_us && *spin_us ? strtoull(spin_us, NULL, 10) * 1000
+			   : type && strcmp(type, "cpu") == 0 ? 0 : 100000;
+	}
 	b->sel = calloc(d->limits.max_batch_jobs, sizeof(*b->sel));
 	b->kjobs = calloc(d->limits.max_batch_jobs, sizeof(*b->kjobs));
 	if (!b->sel || !b->kjobs) {
@@ -798,7 +960,7 @@ void batch_destroy(struct batch *b)
 	while (b->oldest) {
 		struct inflight *f = b->oldest;
 		gpu_wait(b->d->gpu, f->value, UINT64_MAX);
-		complete(b, f, false);
+		complete(b, f, false, 0);
 	}
 	if (b->rings_ready) {
 		gpu_ring_finish(&b->scratch, b->d->gpu);
@@ -806,6 +968,11 @@ void batch_destroy(struct batch *b)
 		gpu_ring_finish(&b->upload, b->d->gpu);
 		pthread_mutex_destroy(&b->mu);
 		pthread_cond_destroy(&b->cv);
+	}
+	while (b->free_jobs) {
+		struct batch_job *job = b->free_jobs;
+		b->free_jobs = job->next;
+		free(job);
 	}
 	free(b->sel);
 	free(b->kjobs);

@@ -22,6 +22,7 @@ struct vkrd;
 struct conn;
 struct shm_region;
 struct batch;
+struct rxbuf;
 
 /* One reduce or scan request, from validation to reply. */
 struct batch_job {
@@ -29,14 +30,15 @@ struct batch_job {
 	struct conn *conn;              /* owned reference */
 	uint32_t msgid;
 	struct kern_job kern;           /* addresses are filled in when the job is placed */
-	const void *inline_data;        /* may be NULL: borrowed from zone (inline input) */
-	msgpack_zone *zone;             /* owned, may be NULL: keeps inline_data alive */
+	const void *inline_data;        /* may be NULL: borrowed from rx (inline input) */
+	struct rxbuf *rx;               /* owned reference, may be NULL: keeps inline_data alive */
 	struct shm_region *src_region;  /* owned reference, may be NULL (inline input) */
 	uint64_t src_offset;            /* bytes into src_region */
 	struct shm_region *dst_region;  /* owned reference, may be NULL (scan result inline) */
 	uint64_t dst_offset;            /* bytes into dst_region */
 	uint64_t charged_bytes;         /* counted in conn->bytes_in_flight */
-	uint64_t enqueue_ns;
+	uint64_t enqueue_ns;            /* received (dispatched) */
+	uint64_t submit_ns;             /* its batch was submitted */
 
 	/* Placement, set when the job is recorded. */
 	struct gpu_buffer own_src;      /* owned when size != 0: input too big for the ring */
@@ -73,6 +75,8 @@ bool batch_idle(const struct batch *batch);
  * when a shutdown's drain timeout expires. */
 size_t batch_fail_queued(struct batch *batch, int code, const char *what);
 
+/* A zeroed job from the batch's free list (or malloc), or NULL when out of memory. */
+struct batch_job *batch_job_alloc(struct batch *batch);
 /* Frees a job that never reached the GPU or whose batch completed, releasing its
  * references and its own buffers. */
 void batch_job_free(struct vkrd *d, struct batch_job *job);

@@ -18,9 +18,8 @@
 #include "proto_names.h"
 #include "server.h"
 
-/* Bytes read per recvmsg when nothing is known about the next message, and the most read
- * from one connection per loop turn, so one fast sender cannot monopolize the loop. */
-#define READ_CHUNK (64 * 1024)
+/* The most read from one connection per loop turn, so one fast sender cannot monopolize
+ * the loop. */
 #define READ_TURN_MAX (4 * 1024 * 1024)
 /* Objects and nesting a request can need (scan with dst is 4 deep, ~20 objects). */
 #define FRAME_OBJECTS_MAX 1024
@@ -35,13 +34,14 @@ static struct log_ratelimit slow_rl = LOG_RATELIMIT_INIT(5);
 static void update_events(struct conn *conn);
 static void on_poll(uv_poll_t *handle, int status, int events);
 
-static int pack_write(void *data, const char *buf, size_t len)
+/* Makes room for len more reply bytes and returns where they go, or NULL when replies are
+ * being discarded (closing) or could not be buffered (out_failed is then set). */
+static char *out_reserve(struct conn *conn, size_t len)
 {
-	struct conn *conn = data;
 	size_t need;
 
 	if (conn->closing || conn->out_failed)
-		return 0;
+		return NULL;
 	need = conn->out_len + len;
 	if (need > conn->out_cap) {
 		size_t cap = conn->out_cap ? conn->out_cap : 4096;
@@ -59,16 +59,116 @@ static int pack_write(void *data, const char *buf, size_t len)
 			grown = realloc(conn->out, cap);
 			if (!grown) {
 				conn->out_failed = true;
-				return -1;
+				return NULL;
 			}
 			conn->out = grown;
 			conn->out_cap = cap;
 		}
 	}
-	memcpy(conn->out + conn->out_len, buf, len);
+	return conn->out + conn->out_len;
+}
+
+static int pack_write(void *data, const char *buf, size_t len)
+{
+	struct conn *conn = data;
+	char *p = out_reserve(conn, len);
+
+	if (!p)
+		return conn->closing ? 0 : -1;
+	memcpy(p, buf, len);
 	conn->out_len += len;
 	conn->d->stats.memory_bytes += len;
 	return 0;
+}
+
+char *conn_reply_raw_begin(struct conn *conn, size_t max)
+{
+	return out_reserve(conn, max);
+}
+
+void conn_reply_raw_end(struct conn *conn, size_t used)
+{
+	if (!conn->closing && !conn->out_failed) {
+		conn->out_len += used;
+		conn->d->stats.memory_bytes += used;
+	}
+	conn_reply_end(conn);
+}
+
+/* ---- receive buffers ------------------------------------------------------------------- */
+
+/* A connection's buffer: large enough that one recvmsg takes many small requests. */
+#define RX_CHUNK ((size_t)64 * 1024 - 64)
+/* Least free space worth a recvmsg; with less, a fresh buffer is taken. */
+#define RX_MIN_READ ((size_t)16 * 1024)
+#define RX_CACHE_MAX 64
+
+static struct rxbuf *rx_cache[RX_CACHE_MAX];
+static unsigned rx_cache_count;
+
+static struct rxbuf *rxbuf_get(size_t cap)
+{
+	struct rxbuf *rx;
+
+	if (cap <= RX_CHUNK && rx_cache_count > 0) {
+		rx = rx_cache[--rx_cache_count];
+	} else {
+		if (cap < RX_CHUNK)
+			cap = RX_CHUNK;
+		rx = malloc(sizeof(*rx) + cap);
+		if (!rx)
+			return NULL;
+		rx->cap = cap;
+	}
+	rx->refs = 1;
+	return rx;
+}
+
+void rxbuf_unref(struct rxbuf *rx)
+{
+	if (!rx || --rx->refs > 0)
+		return;
+	if (rx->cap == RX_CHUNK && rx_cache_count < RX_CACHE_MAX)
+		rx_cache[rx_cache_count++] = rx;
+	else
+		free(rx);
+}
+
+void conn_free_caches(void)
+{
+	while (rx_cache_count > 0)
+		free(rx_cache[--rx_cache_count]);
+}
+
+/* Makes room for at least want more bytes after the unparsed ones. Bytes that queued jobs
+ * still point to are never moved: if the buffer is shared, the unparsed tail moves to a
+ * fresh buffer instead. */
+static bool rx_reserve(struct conn *conn, size_t want)
+{
+	struct rxbuf *rx = conn->rx, *nb;
+	size_t unparsed = conn->rx_len - conn->rx_off;
+
+	if (rx->refs == 1) {
+		if (conn->rx_off > 0) {
+			memmove(rx->data, rx->data + conn->rx_off, unparsed);
+			conn->rx_off = 0;
+			conn->rx_len = unparsed;
+		}
+		/* Keep a buffer grown for one large message only while it is needed. */
+		if (rx->cap - conn->rx_len >= want && (rx->cap == RX_CHUNK || unparsed + want > RX_CHUNK))
+			return true;
+	} else if (rx->cap - conn->rx_len >= want) {
+		return true;
+	}
+	nb = rxbuf_get(unparsed + want);
+	if (!nb)
+		return false;
+	memcpy(nb->data, rx->data + conn->rx_off, unparsed);
+	rxbuf_unref(rx);
+	conn->rx = nb;
+	conn->rx_off = 0;
+	conn->rx_len = unparsed;
+	return true;
 }
 
 /* Checks the peer's credentials before anything is allocated for it. 0 or -errno. */
@@ -115,9 +215,13 @@ int conn_create(struct vkrd *d, int fd)
 		r = -ENOMEM;
 		goto fail_uid;
 	}
-	if (!msgpack_unpacker_init(&conn->unpacker, READ_CHUNK)) {
+	if (!(conn->rx = rxbuf_get(RX_CHUNK))) {
 		r = -ENOMEM;
 		goto fail_free;
+	}
+	if (!msgpack_zone_init(&conn->zone, 2048)) {
+		r = -ENOMEM;
+		goto fail_rx;
 	}
 	r = uv_poll_init(d->loop, &conn->poll, fd);
 	if (r)
@@ -147,7 +251,9 @@ int conn_create(struct vkrd *d, int fd)
 	update_events(conn);
 	return 0;
 fail_unpacker:
-	msgpack_unpacker_destroy(&conn->unpacker);
+	msgpack_zone_destroy(&conn->zone);
+fail_rx:
+	rxbuf_unref(conn->rx);
 fail_free:
 	free(conn);
 fail_uid:
@@ -167,7 +273,8 @@ void conn_unref(struct conn *conn)
 {
 	if (!conn || --conn->refs > 0)
 		return;
-	msgpack_unpacker_destroy(&conn->unpacker);
+	msgpack_zone_destroy(&conn->zone);
+	rxbuf_unref(conn->rx);
 	free(conn->out);
 	free(conn);
 }
@@ -434,20 +541,24 @@ static void process(struct conn *conn)
 	};
 
 	while (!conn->closing && !conn->close_after_flush) {
-		msgpack_unpacker *u = &conn->unpacker;
-		const char *data = u->buffer + u->off;
-		size_t len = u->used - u->off;
+		const char *data = conn->rx->data + conn->rx_off;
+		size_t len = conn->rx_len - conn->rx_off;
 		struct frame_info info;
 		enum frame_status st;
-		msgpack_unpacked result;
-		msgpack_zone *zone;
+		msgpack_object obj;
 		int fds[CONN_MAX_PENDING_FDS];
 		unsigned nfds = 0;
+		size_t off = 0;
 		uint64_t end;
 		int r;
 
 		if (len == 0)
 			return;
+		if (conn->nfds == 0 && (off = dispatch_fast_reduce(conn, data, len, conn->rx)) > 0) {
+			conn->rx_off += off;
+			conn->msg_start += off;
+			continue;
+		}
 		st = frame_scan(data, len, &fl, &info);
 		if (st == FRAME_NEED_MORE)
 			return;
@@ -461,14 +572,16 @@ static void process(struct conn *conn)
 			protocol_error(conn, frame_status_str(st), data, len);
 			return;
 		}
-		msgpack_unpacked_init(&result);
-		r = msgpack_unpacker_next(u, &result);
-		if (r != MSGPACK_UNPACK_SUCCESS || (size_t)(u->buffer + u->off - data) != info.size) {
+		/* The objects of the previous message are dead: reuse the zone's memory. Strings
+		 * and bins point into the receive buffer. */
+		msgpack_zone_clear(&conn->zone);
+		r = msgpack_unpack(data, (size_t)info.size, &off, &conn->zone, &obj);
+		if (r != MSGPACK_UNPACK_SUCCESS || off != info.size) {
 			/* The framer and msgpack-c disagree: treat as malformed. */
-			msgpack_unpacked_destroy(&result);
 			protocol_error(conn, "malformed msgpack", data, len);
 			return;
 		}
+		conn->rx_off += (size_t)info.size;
 		/* Every fd that came with bytes of this message belongs to it (see PROTOCOL.md:
 		 * the fd travels in the same sendmsg as the request). */
 		end = conn->msg_start + info.size;
@@ -480,15 +593,10 @@ static void process(struct conn *conn)
 		if (nfds > 1) {
 			for (unsigned i = 0; i < nfds; i++)
 				close(fds[i]);
-			msgpack_unpacked_destroy(&result);
 			protocol_error(conn, "more than one fd on one message", NULL, 0);
 			return;
 		}
-		zone = msgpack_unpacked_release_zone(&result);
-		r = dispatch_message(conn, &result.data, &zone, fds, nfds);
-		if (zone)
-			msgpack_zone_free(zone);
-		msgpack_unpacked_destroy(&result);
+		r = dispatch_message(conn, &obj, conn->rx, fds, nfds);
 		if (r) {
 			protocol_error(conn, "not a msgpack-RPC request", data, len < info.size ? len : info.size);
 			return;
@@ -535,7 +643,7 @@ static void on_readable(struct conn *conn)
 		} control;
 		struct iovec iov;
 		struct msghdr mh;
-		size_t want = READ_CHUNK;
+		size_t want = RX_MIN_READ;
 		ssize_t n;
 
 		/* Read a large message's remaining bytes in few calls: frame_scan has bounded
@@ -544,19 +652,19 @@ static void on_readable(struct conn *conn)
 			struct frame_limits fl = { d->limits.max_inline_bytes, d->limits.max_inline_bytes + FRAME_SLACK,
 						   FRAME_OBJECTS_MAX, FRAME_DEPTH_MAX };
 			struct frame_info info;
-			msgpack_unpacker *u = &conn->unpacker;
-			if (u->used > u->off &&
-			    frame_scan(u->buffer + u->off, u->used - u->off, &fl, &info) == FRAME_NEED_MORE &&
-			    info.need > u->used - u->off + want)
-				want = info.need - (u->used - u->off);
+			size_t unparsed = conn->rx_len - conn->rx_off;
+			if (unparsed > 0 &&
+			    frame_scan(conn->rx->data + conn->rx_off, unparsed, &fl, &info) == FRAME_NEED_MORE &&
+			    info.need > unparsed + want)
+				want = info.need - unparsed;
 		}
-		if (!msgpack_unpacker_reserve_buffer(&conn->unpacker, want)) {
+		if (!rx_reserve(conn, want)) {
 			log_warn("conn %" PRIu64 ": out of memory for %zu bytes; closing", conn->id, want);
 			conn_close(conn);
 			return;
 		}
-		iov.iov_base = msgpack_unpacker_buffer(&conn->unpacker);
-		iov.iov_len = msgpack_unpacker_buffer_capacity(&conn->unpacker);
+		iov.iov_base = conn->rx->data + conn->rx_len;
+		iov.iov_len = conn->rx->cap - conn->rx_len;
 		memset(&mh, 0, sizeof(mh));
 		mh.msg_iov = &iov;
 		mh.msg_iovlen = 1;
@@ -581,11 +689,15 @@ static void on_readable(struct conn *conn)
 			conn_close(conn);
 			return;
 		}
-		msgpack_unpacker_buffer_consumed(&conn->unpacker, (size_t)n);
+		conn->rx_len += (size_t)n;
 		conn->rx_bytes += (uint64_t)n;
 		d->stats.bytes_in += (uint64_t)n;
 		turn += (size_t)n;
 		process(conn);
+		/* A short read emptied the socket (the poll is level-triggered): skip the
+		 * recvmsg that would only say EAGAIN. */
+		if ((size_t)n < iov.iov_len)
+			break;
 	}
 	/* Replies produced by this read go out now rather than a loop turn later. */
 	if (!conn->closing) {

@@ -21,6 +21,24 @@
 
 struct vkrd;
 
+/* A receive buffer, shared by the connection and the queued jobs whose inline arrays lie in
+ * it. Freed (or cached for reuse) when the last reference goes. */
+struct rxbuf {
+	unsigned refs;
+	size_t cap;
+	char data[];
+};
+
+static inline struct rxbuf *rxbuf_ref(struct rxbuf *rx)
+{
+	rx->refs++;
+	return rx;
+}
+/* Accepts NULL. */
+void rxbuf_unref(struct rxbuf *rx);
+/* Frees the cache of unused receive buffers (at exit). */
+void conn_free_caches(void);
+
 /* File descriptors received but not yet claimed by a message. */
 #define CONN_MAX_PENDING_FDS 4
 
@@ -41,7 +59,12 @@ struct conn {
 	bool out_failed;            /* a reply could not be buffered (out of memory) */
 	bool in_dirty_list;
 
-	msgpack_unpacker unpacker;  /* embedded; holds unparsed bytes */
+	/* Received bytes: unparsed ones are rx->data[rx_off, rx_len). Inline arrays of queued
+	 * jobs point into rx, and each such job holds a reference, so the bytes are copied only
+	 * once, into the upload ring. */
+	struct rxbuf *rx;           /* owned reference, never NULL */
+	size_t rx_off, rx_len;
+	msgpack_zone zone;          /* embedded; objects of the message being dispatched */
 	uint64_t rx_bytes;          /* bytes received so far (stream offset of the end) */
 	uint64_t msg_start;         /* stream offset of the first unparsed message */
 	struct {
@@ -79,6 +102,11 @@ void conn_unref(struct conn *conn);
  * the returned packer, then calls conn_reply_end. */
 msgpack_packer *conn_reply_begin(struct conn *conn, uint32_t msgid);
 void conn_reply_end(struct conn *conn);
+/* The fast path for small replies: returns room for max bytes of encoded reply in the
+ * output buffer (NULL when replies are discarded or memory ran out), then conn_reply_raw_end
+ * with the bytes written. conn_reply_raw_end must be called either way. */
+char *conn_reply_raw_begin(struct conn *conn, size_t max);
+void conn_reply_raw_end(struct conn *conn, size_t used);
 /* Replies [1, msgid, [code, message], nil] and counts the error. */
 void conn_reply_error(struct conn *conn, uint32_t msgid, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -26,7 +26,7 @@
 /* ---- methods --------------------------------------------------------------------------- */
 
 typedef void (*method_fn)(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-			  msgpack_zone **zone, int fd);
+			  struct rxbuf *rx, int fd);
 
 static void reply_simple_error(struct conn *conn, uint32_t msgid, int code, const char *msg)
 {
@@ -34,9 +34,9 @@ static void reply_simple_error(struct conn *conn, uint32_t msgid, int code, cons
 }
 
 static void method_ping(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-			msgpack_zone **zone, int fd)
+			struct rxbuf *rx, int fd)
 {
-	(void)zone;
+	(void)rx;
 	(void)fd;
 	if (params->size != 0) {
 		conn_reply_error(conn, msgid, VKR_WIRE_INVALID_ARGUMENT, "params: ping takes [], got %u items",
@@ -48,14 +48,14 @@ static void method_ping(struct conn *conn, uint32_t msgid, const msgpack_object_
 }
 
 static void method_hello(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-			 msgpack_zone **zone, int fd)
+			 struct rxbuf *rx, int fd)
 {
 	struct vkrd *d = conn->d;
 	const struct gpu_info *info = gpu_get_info(d->gpu);
 	msgpack_packer *pk;
 	unsigned ndtypes = 0;
 
-	(void)zone;
+	(void)rx;
 	(void)fd;
 	if (params->size > 1 || (params->size == 1 && params->ptr[0].type != MSGPACK_OBJECT_STR)) {
 		conn_reply_error(conn, msgid, VKR_WIRE_INVALID_ARGUMENT,
@@ -115,9 +115,9 @@ static void method_hello(struct conn *conn, uint32_t msgid, const msgpack_object
 }
 
 static void method_stats(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-			 msgpack_zone **zone, int fd)
+			 struct rxbuf *rx, int fd)
 {
-	(void)zone;
+	(void)rx;
 	(void)fd;
 	if (params->size != 0) {
 		conn_reply_error(conn, msgid, VKR_WIRE_INVALID_ARGUMENT, "params: stats takes [], got %u items",
@@ -154,11 +154,13 @@ static void reply_empty_scan(struct conn *conn, uint32_t msgid, bool has_dst)
 	conn_reply_end(conn);
 }
 
-static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-			   msgpack_zone **zone, enum kern_kind kind)
+/* Checks a parsed reduce or scan against the connection, the device and the limits, and
+ * queues it or answers the error. */
+static void compute_enqueue(struct conn *conn, uint32_t msgid, const struct dispatch_compute *cp,
+			    struct rxbuf *rx, enum kern_kind kind)
 {
 	struct vkrd *d = conn->d;
-	struct dispatch_compute c;
+	const struct dispatch_compute c = *cp;
 	struct shm_region *src_region = NULL, *dst_region = NULL;
 	struct batch_job *job;
 	struct kern_job kj;
@@ -166,10 +168,6 @@ static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_obje
 	uint64_t esize, bytes, charged;
 	int r;
 
-	if ((r = dispatch_parse_compute(kind, params, &d->limits, &c, msg, sizeof(msg)))) {
-		reply_simple_error(conn, msgid, r, msg);
-		return;
-	}
 	esize = proto_dtype_size(c.dtype);
 	if (d->shutting_down) {
 		conn_reply_error(conn, msgid, VKR_WIRE_SHUTTING_DOWN, "the daemon is shutting down");
@@ -269,7 +267,7 @@ static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_obje
 				 "); retry later", d->stats.memory_bytes, d->limits.max_memory_bytes);
 		return;
 	}
-	job = calloc(1, sizeof(*job));
+	job = batch_job_alloc(d->batch);
 	if (!job) {
 		conn_reply_error(conn, msgid, VKR_WIRE_INTERNAL, "out of memory");
 		return;
@@ -284,10 +282,9 @@ static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_obje
 		d->stats.shm_bytes_in += bytes;
 	} else {
 		job->inline_data = c.src.data;
-		/* The bin lives in the unpacker's buffer, which the zone keeps alive until the
-		 * bytes are copied into the staging ring. */
-		job->zone = *zone;
-		*zone = NULL;
+		/* The bin lives in the receive buffer, which the job's reference keeps alive
+		 * until the bytes are copied into the staging ring. */
+		job->rx = rxbuf_ref(rx);
 		d->stats.inline_bytes_in += bytes;
 	}
 	if (dst_region) {
@@ -301,22 +298,36 @@ static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_obje
 	batch_enqueue(d->batch, job);
 }
 
+static void method_compute(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
+			   struct rxbuf *rx, enum kern_kind kind)
+{
+	struct dispatch_compute c;
+	char msg[MSG_SIZE];
+	int r;
+
+	if ((r = dispatch_parse_compute(kind, params, &conn->d->limits, &c, msg, sizeof(msg)))) {
+		reply_simple_error(conn, msgid, r, msg);
+		return;
+	}
+	compute_enqueue(conn, msgid, &c, rx, kind);
+}
+
 static void method_reduce(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-			  msgpack_zone **zone, int fd)
+			  struct rxbuf *rx, int fd)
 {
 	(void)fd;
-	method_compute(conn, msgid, params, zone, KERN_REDUCE);
+	method_compute(conn, msgid, params, rx, KERN_REDUCE);
 }
 
 static void method_scan(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-			msgpack_zone **zone, int fd)
+			struct rxbuf *rx, int fd)
 {
 	(void)fd;
-	method_compute(conn, msgid, params, zone, KERN_SCAN);
+	method_compute(conn, msgid, params, rx, KERN_SCAN);
 }
 
 static void method_register_shm(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-				msgpack_zone **zone, int fd)
+				struct rxbuf *rx, int fd)
 {
 	struct vkrd *d = conn->d;
 	struct shm_region *region;
@@ -325,7 +336,7 @@ static void method_register_shm(struct conn *conn, uint32_t msgid, const msgpack
 	bool writable;
 	int r;
 
-	(void)zone;
+	(void)rx;
 	if ((r = dispatch_parse_register(params, &writable, msg, sizeof(msg)))) {
 		reply_simple_error(conn, msgid, r, msg);
 		return;
@@ -391,7 +402,7 @@ static void method_register_shm(struct conn *conn, uint32_t msgid, const msgpack
 }
 
 static void method_unregister_shm(struct conn *conn, uint32_t msgid, const msgpack_object_array *params,
-				  msgpack_zone **zone, int fd)
+				  struct rxbuf *rx, int fd)
 {
 	struct vkrd *d = conn->d;
 	struct shm_region *region;
@@ -399,7 +410,7 @@ static void method_unregister_shm(struct conn *conn, uint32_t msgid, const msgpa
 	uint64_t id;
 	int r;
 
-	(void)zone;
+	(void)rx;
 	(void)fd;
 	if (params->size != 1) {
 		conn_reply_error(conn, msgid, VKR_WIRE_INVALID_ARGUMENT, "params: expected [region], got %u items",
@@ -436,6 +447,94 @@ static const struct {
 	[STATS_METHOD_STATS] = { "stats", method_stats, false },
 };
 
+/* ---- the fast path ---------------------------------------------------------------------- */
+
+/* A fixstr at p: its bytes and length, or false. */
+static bool fixstr(const unsigned char **p, const unsigned char *end, const char **str, size_t *len)
+{
+	if (*p >= end || (**p & 0xe0) != 0xa0)
+		return false;
+	*len = **p & 0x1f;
+	if ((size_t)(end - *p - 1) < *len)
+		return false;
+	*str = (const char *)*p + 1;
+	*p += 1 + *len;
+	return true;
+}
+
+size_t dispatch_fast_reduce(struct conn *conn, const void *data, size_t len, struct rxbuf *rx)
+{
+	struct vkrd *d = conn->d;
+	const unsigned char *p = data, *end = p + len;
+	struct dispatch_compute c;
+	uint64_t msgid, bytes;
+	const char *str;
+	size_t slen;
+	vkr_op op;
+	vkr_dtype dtype;
+
+	/* [0, msgid, "reduce", [op, dtype, bin]] exactly, with a complete bin within the
+	 * limits; anything else is left to the general path, which also explains errors. */
+	if (len < 16 || p[0] != 0x94 || p[1] != 0x00)
+		return 0;
+	p += 2;
+	if (*p <= 0x7f) {
+		msgid = *p++;
+	} else if (*p == 0xcc) {
+		msgid = p[1];
+		p += 2;
+	} else if (*p == 0xcd) {
+		msgid = (uint64_t)p[1] << 8 | p[2];
+		p += 3;
+	} else if (*p == 0xce) {
+		msgid = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+		p += 5;
+	} else {
+		return 0;
+	}
+	if ((size_t)(end - p) < 8 || memcmp(p, "\xa6" "reduce" "\x93", 8) != 0)
+		return 0;
+	p += 8;
+	if (!fixstr(&p, end, &str, &slen) || !proto_op_parse(str, slen, &op) || op == VKR_OP_COUNT)
+		return 0; /* count takes opts */
+	if (!fixstr(&p, end, &str, &slen) || !proto_dtype_parse(str, slen, &dtype) || end - p < 2)
+		return 0;
+	switch (*p) {
+	case 0xc4:
+		bytes = p[1];
+		p += 2;
+		break;
+	case 0xc5:
+		if (end - p < 3)
+			return 0;
+		bytes = (uint64_t)p[1] << 8 | p[2];
+		p += 3;
+		break;
+	case 0xc6:
+		if (end - p < 5)
+			return 0;
+		bytes = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+		p += 5;
+		break;
+	default:
+		return 0;
+	}
+	if (bytes > d->limits.max_inline_bytes || bytes > (uint64_t)(end - p) ||
+	    bytes % proto_dtype_size(dtype) != 0)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.kind = KERN_REDUCE;
+	c.op = op;
+	c.dtype = dtype;
+	c.src.data = p;
+	c.src.bytes = bytes;
+	c.src.count = bytes / proto_dtype_size(c.dtype);
+	d->stats.requests++;
+	d->stats.requests_by_method[STATS_METHOD_REDUCE]++;
+	compute_enqueue(conn, (uint32_t)msgid, &c, rx, KERN_REDUCE);
+	return (size_t)(p + bytes - (const unsigned char *)data);
+}
+
 static void close_fds(int *fds, unsigned nfds)
 {
 	for (unsigned i = 0; i < nfds; i++)
@@ -443,7 +542,7 @@ static void close_fds(int *fds, unsigned nfds)
 			close(fds[i]);
 }
 
-int dispatch_message(struct conn *conn, const msgpack_object *msg, msgpack_zone **zone, int *fds,
+int dispatch_message(struct conn *conn, const msgpack_object *msg, struct rxbuf *rx, int *fds,
 		     unsigned nfds)
 {
 	struct vkrd *d = conn->d;
@@ -504,7 +603,7 @@ int dispatch_message(struct conn *conn, const msgpack_object *msg, msgpack_zone 
 				 methods[m].name);
 		return 0;
 	}
-	methods[m].fn(conn, msgid, &a->ptr[3].via.array, zone, nfds > 0 ? fds[0] : -1);
+	methods[m].fn(conn, msgid, &a->ptr[3].via.array, rx, nfds > 0 ? fds[0] : -1);
 	/* The region (if any) holds its own mapping; the fd itself is never kept. */
 	close_fds(fds, nfds);
 	return 0;

@@ -19,11 +19,20 @@
 
 struct conn;
 
-/* Handles one decoded message. Takes ownership of fds (closes them or hands them on) and
- * may take *zone (setting it to NULL) to keep inline data alive. Returns 0, or -EPROTO when
- * the message is not a msgpack-RPC request or notification and the connection must close. */
-int dispatch_message(struct conn *conn, const msgpack_object *msg, msgpack_zone **zone,
+struct rxbuf;
+
+/* Handles one decoded message whose strings and bins point into rx. Takes ownership of fds
+ * (closes them or hands them on); a queued job takes a reference on rx to keep its inline
+ * data alive until it is copied into the upload ring. Returns 0, or -EPROTO when the message
+ * is not a msgpack-RPC request or notification and the connection must close. */
+int dispatch_message(struct conn *conn, const msgpack_object *msg, struct rxbuf *rx,
 		     int *fds, unsigned nfds);
+
+/* The fast path for the most common request, an inline reduce without opts: when data
+ * (len bytes, no fd pending) starts with one whole such request in its plainest encoding,
+ * handles it as dispatch_message would and returns its size; otherwise returns 0 and the
+ * caller takes the general path (framing, msgpack-c, dispatch_message). */
+size_t dispatch_fast_reduce(struct conn *conn, const void *data, size_t len, struct rxbuf *rx);
 
 /* Where a reduce or scan reads its input. */
 struct dispatch_src {

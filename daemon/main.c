@@ -534,6 +534,8 @@ out_loop:
 	/* Let close callbacks run. */
 	uv_run(&loop, UV_RUN_DEFAULT);
 	batch_destroy(d.batch);
+	d.batch = NULL;
+	conn_free_caches();
 	if (uv_loop_close(&loop))
 		log_warn("loop closed with open handles");
 	if (gpu_validation_messages(d.gpu) > 0) {

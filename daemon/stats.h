@@ -51,6 +51,14 @@ struct stats {
 	uint64_t queue_ns_max;
 	uint64_t gpu_ns;                             /* sum of command buffer GPU times */
 	uint64_t gpu_ns_max;
+	/* Per request, for jobs answered after their batch completed (req_timed of them):
+	 * received -> submitted, submitted -> completion seen by the completion thread,
+	 * completion seen -> the loop woke for it, loop woke -> replies written. */
+	uint64_t req_queue_ns;
+	uint64_t req_gpu_ns;
+	uint64_t req_wake_ns;
+	uint64_t req_reply_ns;
+	uint64_t req_timed;
 	uint64_t connections;                        /* open now */
 	uint64_t connections_total;                  /* accepted since start */
 	uint64_t connections_refused;                /* closed at once: max_connections */
