@@ -31,6 +31,7 @@
  * daemon limits requests far below it. */
 #define RPC_MAX_REPLY_BYTES ((size_t)1 << 33)
 #define RPC_READ_CHUNK (256 * 1024)
+#define RPC_DEFAULT_SPIN_US 50
 
 struct vkr_client {
 	int fd; /* owned, non-blocking socket; -1 once the connection failed */
@@ -45,8 +46,14 @@ struct vkr_client {
 	bool out_oom; /* a pack ran out of memory: the request being built is void */
 	msgpack_packer pk; /* writes into out */
 
-	msgpack_unpacker unp; /* owns the receive buffer */
-	msgpack_unpacked msg; /* the reply being handled */
+	/* Receive buffer: bytes [in_off, in_len) are not parsed yet. Replies are decoded in
+	 * place; their objects live in zone, which is cleared for the next reply. */
+	char *in; /* owned */
+	size_t in_off, in_len, in_cap;
+	msgpack_zone zone;
+	int64_t spin_ns; /* blocking calls poll this long before they sleep in poll() */
+	struct rpc_call *free_calls; /* owned: finished calls kept for reuse */
+	size_t nfree_calls;
 
 	struct rpc_call **buckets; /* owned; chains by msgid & (nbuckets - 1) */
 	size_t nbuckets, ncalls;
@@ -125,6 +132,32 @@ static struct rpc_call *table_take(vkr_client *c, uint32_t msgid)
 	return call;
 }
 
+/* Calls kept for reuse: a window of pipelined calls needs no malloc per call. */
+#define RPC_FREE_CALLS_MAX 1024
+
+static struct rpc_call *call_alloc(vkr_client *c)
+{
+	struct rpc_call *call = c->free_calls;
+
+	if (!call)
+		return calloc(1, sizeof(*call));
+	c->free_calls = call->next;
+	c->nfree_calls--;
+	memset(call, 0, sizeof(*call));
+	return call;
+}
+
+static void call_free(vkr_client *c, struct rpc_call *call)
+{
+	if (c->nfree_calls >= RPC_FREE_CALLS_MAX) {
+		free(call);
+		return;
+	}
+	call->next = c->free_calls;
+	c->free_calls = call;
+	c->nfree_calls++;
+}
+
 static int run_call(vkr_client *c, struct rpc_call *call, int status, const msgpack_object *res)
 {
 	int ran = 0;
@@ -134,7 +167,7 @@ static int run_call(vkr_client *c, struct rpc_call *call, int status, const msgp
 		c->in_callback = false;
 		ran = 1;
 	}
-	free(call);
+	call_free(c, call);
 	return ran;
 }
 
@@ -186,17 +219,23 @@ int rpc_connect(const char *path, vkr_client **out)
 		return -ENOMEM;
 	c->timeout_ms = -1;
 	c->next_msgid = 1;
+	/* VKR_CLIENT_SPIN_US: how long a blocking call polls the socket before it sleeps. A
+	 * sleeping thread is woken by the scheduler, which can cost as much as the GPU work of a
+	 * small request; 0 turns the polling off. */
+	const char *spin = getenv("VKR_CLIENT_SPIN_US");
+	c->spin_ns = (spin && *spin ? strtoll(spin, NULL, 10) : RPC_DEFAULT_SPIN_US) * 1000;
+	if (c->spin_ns < 0 || c->spin_ns > (int64_t)1000000000)
+		c->spin_ns = 0;
 	c->nbuckets = 64;
 	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
 	if (!c->buckets) {
 		err = -ENOMEM;
 		goto err_client;
 	}
-	if (!msgpack_unpacker_init(&c->unp, RPC_READ_CHUNK)) {
+	if (!msgpack_zone_init(&c->zone, 2048)) {
 		err = -ENOMEM;
 		goto err_buckets;
 	}
-	msgpack_unpacked_init(&c->msg);
 	msgpack_packer_init(&c->pk, c, out_write);
 
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -223,8 +262,7 @@ int rpc_connect(const char *path, vkr_client **out)
 err_fd:
 	close(c->fd);
 err_unpacker:
-	msgpack_unpacked_destroy(&c->msg);
-	msgpack_unpacker_destroy(&c->unp);
+	msgpack_zone_destroy(&c->zone);
 err_buckets:
 	free(c->buckets);
 err_client:
@@ -246,8 +284,13 @@ void rpc_close(vkr_client *c)
 		}
 	}
 	free(c->buckets);
-	msgpack_unpacked_destroy(&c->msg);
-	msgpack_unpacker_destroy(&c->unp);
+	while (c->free_calls) {
+		struct rpc_call *call = c->free_calls;
+		c->free_calls = call->next;
+		free(call);
+	}
+	msgpack_zone_destroy(&c->zone);
+	free(c->in);
 	free(c->out);
 	free(c);
 }
@@ -293,7 +336,7 @@ msgpack_packer *rpc_begin(vkr_client *c, const char *method, uint32_t nparams,
 		*err = -EAGAIN;
 		return NULL;
 	}
-	call = calloc(1, sizeof(*call));
+	call = call_alloc(c);
 	if (!call) {
 		*err = -ENOMEM;
 		return NULL;
@@ -324,7 +367,7 @@ void rpc_abort(vkr_client *c, struct rpc_call *call)
 	if (call->mark >= c->out_off && call->mark <= c->out_len)
 		c->out_len = call->mark;
 	c->out_oom = false;
-	free(call);
+	call_free(c, call);
 }
 
 int rpc_commit(vkr_client *c, struct rpc_call *call)
@@ -402,16 +445,84 @@ static int handle_reply(vkr_client *c, const msgpack_object *o)
 	return run_call(c, call, status, status ? NULL : &a[3]);
 }
 
+/* Makes room for RPC_READ_CHUNK more bytes after the unparsed ones. */
+static int in_reserve(vkr_client *c)
+{
+	size_t unparsed = c->in_len - c->in_off;
+
+	if (c->in_off > 0) {
+		memmove(c->in, c->in + c->in_off, unparsed);
+		c->in_off = 0;
+		c->in_len = unparsed;
+	}
+	/* Do not keep a huge buffer around after one large reply. */
+	if (c->in_cap > ((size_t)16 << 20) && unparsed + RPC_READ_CHUNK <= RPC_READ_CHUNK * 2) {
+		char *p = malloc(RPC_READ_CHUNK * 2);
+		if (p) {
+			memcpy(p, c->in, unparsed);
+			free(c->in);
+			c->in = p;
+			c->in_cap = RPC_READ_CHUNK * 2;
+		}
+	}
+	if (c->in_cap - c->in_len < RPC_READ_CHUNK) {
+		size_t cap = c->in_cap ? c->in_cap : RPC_READ_CHUNK * 2;
+		while (cap - c->in_len < RPC_READ_CHUNK)
+			cap *= 2;
+		char *p = realloc(c->in, cap);
+		if (!p)
+			return -ENOMEM;
+		c->in = p;
+		c->in_cap = cap;
+	}
+	return 0;
+}
+
+/* Handles every complete reply buffered. Returns callbacks run or a connection error. */
+static int parse_replies(vkr_client *c)
+{
+	int ran = 0;
+
+	while (c->in_off < c->in_len) {
+		msgpack_object obj;
+		size_t off = 0;
+
+		/* The previous reply's objects are dead. Strings and bins point into c->in. */
+		msgpack_zone_clear(&c->zone);
+		msgpack_unpack_return ur = msgpack_unpack(c->in + c->in_off, c->in_len - c->in_off, &off,
+		                                          &c->zone, &obj);
+		if (ur == MSGPACK_UNPACK_CONTINUE) {
+			if (c->in_len - c->in_off > RPC_MAX_REPLY_BYTES)
+				return protocol_error(c, "reply larger than any valid one");
+			break;
+		}
+		if (ur == MSGPACK_UNPACK_NOMEM_ERROR)
+			return fail_connection(c, -ENOMEM);
+		if (ur != MSGPACK_UNPACK_SUCCESS && ur != MSGPACK_UNPACK_EXTRA_BYTES)
+			return protocol_error(c, "bytes that are not msgpack");
+		c->in_off += off;
+		int n = handle_reply(c, &obj);
+		if (n < 0)
+			return n;
+		ran += n;
+		if (c->error)
+			return c->error;
+	}
+	if (c->in_off == c->in_len)
+		c->in_off = c->in_len = 0;
+	return ran;
+}
+
 /* Reads everything available and handles every complete reply. */
 static int recv_all(vkr_client *c)
 {
 	int ran = 0;
 
 	for (;;) {
-		if (!msgpack_unpacker_reserve_buffer(&c->unp, RPC_READ_CHUNK))
+		if (in_reserve(c) < 0)
 			return fail_connection(c, -ENOMEM);
-		ssize_t r = recv(c->fd, msgpack_unpacker_buffer(&c->unp),
-		                 msgpack_unpacker_buffer_capacity(&c->unp), MSG_DONTWAIT);
+		size_t room = c->in_cap - c->in_len;
+		ssize_t r = recv(c->fd, c->in + c->in_len, room, MSG_DONTWAIT);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -421,25 +532,14 @@ static int recv_all(vkr_client *c)
 		}
 		if (r == 0)
 			return fail_connection(c, -ECONNRESET);
-		msgpack_unpacker_buffer_consumed(&c->unp, (size_t)r);
-
-		for (;;) {
-			msgpack_unpack_return ur = msgpack_unpacker_next(&c->unp, &c->msg);
-			if (ur == MSGPACK_UNPACK_CONTINUE)
-				break;
-			if (ur == MSGPACK_UNPACK_NOMEM_ERROR)
-				return fail_connection(c, -ENOMEM);
-			if (ur != MSGPACK_UNPACK_SUCCESS)
-				return protocol_error(c, "bytes that are not msgpack");
-			int n = handle_reply(c, &c->msg.data);
-			if (n < 0)
-				return n;
-			ran += n;
-			if (c->error)
-				return c->error;
-		}
-		if (msgpack_unpacker_message_size(&c->unp) > RPC_MAX_REPLY_BYTES)
-			return protocol_error(c, "reply larger than any valid one");
+		c->in_len += (size_t)r;
+		int n = parse_replies(c);
+		if (n < 0)
+			return n;
+		ran += n;
+		/* A short read emptied the socket: no need for a recv that says EAGAIN. */
+		if ((size_t)r < room)
+			return ran;
 	}
 }
 
@@ -486,9 +586,44 @@ static int remaining(int64_t deadline)
 	return left <= 0 ? 0 : (left > INT_MAX ? INT_MAX : (int)left);
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls for the reply without sleeping, for at most c->spin_ns, once the request is sent. */
+static void spin_for(vkr_client *c, const bool *done)
+{
+	int64_t start;
+
+	if (c->spin_ns <= 0 || c->out_off < c->out_len)
+		return;
+	start = now_ns();
+	while (!*done && !c->error) {
+		if (recv_all(c) < 0)
+			return;
+		if (*done || now_ns() - start >= c->spin_ns)
+			return;
+		cpu_relax();
+	}
+}
+
 int rpc_wait(vkr_client *c, const bool *done, uint32_t msgid)
 {
 	int64_t deadline = c->timeout_ms < 0 ? -1 : now_ms() + c->timeout_ms;
+
+	spin_for(c, done);
 
 	while (!*done) {
 		int r = io_round(c, remaining(deadline));
@@ -578,7 +713,7 @@ int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd)
 			continue;
 		}
 		err = errno == EPIPE ? -ECONNRESET : -errno;
-		free(call);
+		call_free(c, call);
 		return fail_connection(c, err);
 	}
 	/* The fd went with the first byte; a short write leaves the tail for ordinary sends. */
