@@ -3,7 +3,8 @@
  *
  *   1. latency: p50/p99 of a synchronous reduce of 1,024 f32 from one client;
  *   2. throughput: 1, 8 and 32 client processes (one connection each) pipelining small
- *      reduces through the async API, each keeping --window requests in flight.
+ *      reduces through the async API, each keeping --window requests in flight, with the
+ *      p50/p99 of their request latencies (sent to answered, 1 us buckets).
  *
  * Run it against a daemon started with default batching and again with --max-batch-jobs 1 to
  * see what batching buys. The daemon's own batch counters (jobs per batch) are printed beside
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,37 +94,83 @@ static void bench_latency(const struct cfg *cfg)
 	free(t);
 }
 
+/* Latency histogram of the throughput rows: 1 us buckets, the last one open-ended. Each
+ * client process fills its own, in memory shared with the parent. */
+#define HIST_BUCKETS 20000
+
 struct flight {
 	uint64_t *done;
 	int *inflight;
 	int *errors;
+	uint32_t *hist; /* HIST_BUCKETS, shared */
+	bool counting;  /* before the deadline: latencies are recorded */
 };
+
+/* One request in flight: when it was sent. */
+struct slot {
+	struct flight *f;
+	double t0;
+	struct slot *next_free;
+};
+
+static struct slot *free_slots;
 
 static void on_reduce(vkr_client *c, int status, const vkr_value *v, void *ud)
 {
-	struct flight *f = ud;
+	struct slot *sl = ud;
+	struct flight *f = sl->f;
 	(void)c;
 	(void)v;
 	(*f->inflight)--;
-	if (status == 0)
+	if (status == 0) {
 		(*f->done)++;
-	else
+		if (f->counting) {
+			double us = (now_s() - sl->t0) * 1e6;
+			size_t b = us < 0 ? 0 : us >= HIST_BUCKETS - 1 ? HIST_BUCKETS - 1 : (size_t)us;
+			f->hist[b]++;
+		}
+	} else {
 		(*f->errors)++;
+	}
+	sl->next_free = free_slots;
+	free_slots = sl;
+}
+
+/* The latency below which a fraction q of the recorded requests completed, in us. */
+static double hist_quantile(const uint64_t *h, double q)
+{
+	uint64_t total = 0, seen = 0;
+	for (size_t i = 0; i < HIST_BUCKETS; i++)
+		total += h[i];
+	if (total == 0)
+		return NAN;
+	for (size_t i = 0; i < HIST_BUCKETS; i++) {
+		seen += h[i];
+		if ((double)seen >= q * (double)total)
+			return (double)i + 0.5;
+	}
+	return HIST_BUCKETS;
 }
 
 /* One client process: keep window requests in flight until the deadline, then drain.
  * Writes the number of completed requests to out_fd. */
-static int client_main(const struct cfg *cfg, int start_fd, int out_fd)
+static int client_main(const struct cfg *cfg, int start_fd, int out_fd, uint32_t *hist)
 {
 	vkr_client *c;
 	float *x = malloc((size_t)cfg->size * sizeof(float));
+	struct slot *slots = calloc((size_t)cfg->window, sizeof(struct slot));
 	uint64_t done = 0;
 	int inflight = 0, errors = 0, err;
-	struct flight f = { &done, &inflight, &errors };
+	struct flight f = { &done, &inflight, &errors, hist, true };
 	char b;
 
-	if (!x)
+	if (!x || !slots)
 		return 1;
+	for (int i = 0; i < cfg->window; i++) {
+		slots[i].f = &f;
+		slots[i].next_free = free_slots;
+		free_slots = &slots[i];
+	}
 	fill(x, cfg->size);
 	if ((err = vkr_connect(cfg->socket, &c)) < 0)
 		die("connect", err);
@@ -130,9 +178,12 @@ static int client_main(const struct cfg *cfg, int start_fd, int out_fd)
 		return 1;
 	double deadline = now_s() + cfg->seconds;
 	while (now_s() < deadline) {
-		while (inflight < cfg->window) {
+		while (inflight < cfg->window && free_slots) {
+			struct slot *sl = free_slots;
+			free_slots = sl->next_free;
+			sl->t0 = now_s();
 			err = vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_F32, x, (size_t)cfg->size, NULL,
-			                       on_reduce, &f);
+			                       on_reduce, sl);
 			if (err < 0)
 				die("reduce_async", err);
 			inflight++;
@@ -141,6 +192,7 @@ static int client_main(const struct cfg *cfg, int start_fd, int out_fd)
 			die("dispatch", err);
 	}
 	uint64_t counted = done; /* only what completed within the time counts */
+	f.counting = false;
 	while (inflight > 0)
 		if ((err = vkr_dispatch(c, 10000)) < 0)
 			die("dispatch", err);
@@ -150,6 +202,7 @@ static int client_main(const struct cfg *cfg, int start_fd, int out_fd)
 		return 1;
 	vkr_close(c);
 	free(x);
+	free(slots);
 	return errors ? 1 : 0;
 }
 
@@ -172,13 +225,16 @@ static void bench_throughput(const struct cfg *cfg)
 {
 	printf("throughput: async reduces of %d f32, window %d per client, %.1f s per row\n",
 	       cfg->size, cfg->window, cfg->seconds);
-	printf("| clients | requests/s | jobs per batch |\n|---:|---:|---:|\n");
+	printf("| clients | requests/s | jobs per batch | p50 (us) | p99 (us) |\n|---:|---:|---:|---:|---:|\n");
 	for (int row = 0; row < cfg->nclients; row++) {
 		int n = cfg->clients[row], start[2], res[2];
 		pid_t *pids = calloc((size_t)n, sizeof(pid_t));
+		size_t hist_bytes = (size_t)n * HIST_BUCKETS * sizeof(uint32_t);
+		uint32_t *hists = mmap(NULL, hist_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		uint64_t *sum = calloc(HIST_BUCKETS, sizeof(uint64_t));
 		double b0, j0, b1, j1;
 
-		if (!pids || pipe(start) < 0 || pipe(res) < 0)
+		if (!pids || !sum || hists == MAP_FAILED || pipe(start) < 0 || pipe(res) < 0)
 			die("throughput", -errno);
 		batch_counters(cfg, &b0, &j0);
 		for (int i = 0; i < n; i++) {
@@ -188,7 +244,7 @@ static void bench_throughput(const struct cfg *cfg)
 			if (pids[i] == 0) {
 				close(start[1]);
 				close(res[0]);
-				_exit(client_main(cfg, start[0], res[1]));
+				_exit(client_main(cfg, start[0], res[1], hists + (size_t)i * HIST_BUCKETS));
 			}
 		}
 		close(start[0]);
@@ -213,8 +269,14 @@ static void bench_throughput(const struct cfg *cfg)
 		/* The clients stop counting at their deadline; el includes the drain, so use the
 		 * configured duration as the measuring window. */
 		(void)el;
-		printf("| %d | %.0f | %.1f |%s\n", n, (double)total / cfg->seconds,
-		       (j1 - j0) / (b1 - b0), failed ? " (some clients failed)" : "");
+		for (int i = 0; i < n; i++)
+			for (size_t k = 0; k < HIST_BUCKETS; k++)
+				sum[k] += hists[(size_t)i * HIST_BUCKETS + k];
+		printf("| %d | %.0f | %.1f | %.0f | %.0f |%s\n", n, (double)total / cfg->seconds,
+		       (j1 - j0) / (b1 - b0), hist_quantile(sum, 0.5), hist_quantile(sum, 0.99),
+		       failed ? " (some clients failed)" : "");
+		munmap(hists, hist_bytes);
+		free(sum);
 		fflush(stdout);
 	}
 	printf("\n");
