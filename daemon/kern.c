@@ -156,8 +156,10 @@ static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
 	return (job->n + tile - 1) / tile;
 }
 
-/* Single-pass scratch: the tile counter and a state word per tile, then each tile's
- * aggregate and each tile's inclusive prefix (scan_chained.comp). */
+/* Single-pass scratch (scan_chained.comp): the tile counter, a state word per tile and per
+ * block of SCAN_BLOCK tiles, then the tiles' aggregates, the blocks' aggregates and the
+ * blocks' inclusive prefixes. */
+#define SCAN_BLOCK 256u
 struct chained_layout {
 	uint64_t flags, flag_words, values, end;
 };
@@ -165,11 +167,12 @@ struct chained_layout {
 static struct chained_layout chained_layout(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t tiles = scan_tiles(gpu, job);
+	uint64_t blocks = (tiles + SCAN_BLOCK - 1) / SCAN_BLOCK;
 	struct chained_layout l;
 	l.flags = 0;
-	l.flag_words = tiles + 1;
+	l.flag_words = 1 + tiles + blocks;
 	l.values = align16(l.flag_words * 4);
-	l.end = l.values + align16(2 * tiles * dtype_size(job->dtype));
+	l.end = l.values + align16((tiles + 2 * blocks) * dtype_size(job->dtype));
 	return l;
 }
 
