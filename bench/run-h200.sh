@@ -4,12 +4,14 @@
 # batched and unbatched. Builds nothing: bring build-release/ (and .gpu/) along.
 #
 #   . .gpu/env.sh; bench/run-h200.sh OUTDIR
+#   . .gpu/env.sh; ONLY=daemon bench/run-h200.sh OUTDIR   # the daemon rows and torch's latency
 set -u
 out=${1:?usage: bench/run-h200.sh OUTDIR}
 b=${BUILD:-build-release}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,memory.total --format=csv > "$out/gpu.txt" 2>&1
 
+if [ "${ONLY:-}" != daemon ]; then
 echo "== engine tests on this device"
 for t in gpu kern_reduce kern_scan; do
   "$b/tests/test_$t" > "$out/test_$t.txt" 2>&1
@@ -21,16 +23,19 @@ echo "test_kern_scan single-pass rc=$?"
 echo "== kernels"
 "$b/bench/vkreduce-bench" --all --reps 20 --csv "$out/vkreduce.csv" > "$out/vkreduce.txt" 2>&1
 echo "rc=$?"
-echo "== single-pass scan, for comparison with reduce-then-scan (waits spinning, and in rounds)"
+echo "== single-pass scan, for comparison with reduce-then-scan"
 VKR_SCAN=single-pass "$b/bench/vkreduce-bench" --scan-only --dtypes f32,i64 --min-log2 20 \
   --reps 20 --csv "$out/vkreduce-single.csv" > "$out/vkreduce-single.txt" 2>&1
-echo "rc=$?"
-VKR_SCAN=single-pass VKR_SCAN_SPIN=0 "$b/bench/vkreduce-bench" --scan-only --dtypes f32 --min-log2 24 \
-  --reps 10 > "$out/vkreduce-single-rounds.txt" 2>&1
 echo "rc=$?"
 echo "== torch"
 python3 bench/torch_bench.py --reps 20 --csv "$out/torch.csv" --latency > "$out/torch.txt" 2>&1
 echo "rc=$?"
+else
+echo "== torch, latency only"
+python3 bench/torch_bench.py --dtypes f32 --min-log2 10 --max-log2 10 --cummin-max-log2 10 --latency \
+  > "$out/torch.txt" 2>&1
+echo "rc=$?"
+fi
 
 daemon_run() { # NAME DAEMON-FLAGS... -- BENCH-FLAGS...
   local name=$1 sock=/tmp/vkr-bench.sock pid
@@ -40,7 +45,7 @@ daemon_run() { # NAME DAEMON-FLAGS... -- BENCH-FLAGS...
   shift
   bflags=("$@")
   rm -f "$sock"
-  "$b/daemon/vkreduced" --socket "$sock" --log-level debug "${dflags[@]}" 2> "$out/daemon-$name.log" &
+  "$b/daemon/vkreduced" --socket "$sock" "${dflags[@]}" 2> "$out/daemon-$name.log" &
   pid=$!
   for _ in $(seq 1200); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done  # the first start compiles every pipeline
   "$b/bench/vkreduce-daemon-bench" --socket "$sock" "${bflags[@]}" > "$out/daemon-$name.txt" 2>&1
@@ -58,7 +63,9 @@ daemon_run batched --
 echo "== daemon, one job per batch"
 daemon_run unbatched --max-batch-jobs 1 -- --no-latency
 
-echo "== plots"
-python3 bench/plot_bench.py "$out/vkreduce.csv" "$out/torch.csv" "$out/plots"
+if [ "${ONLY:-}" != daemon ]; then
+  echo "== plots"
+  python3 bench/plot_bench.py "$out/vkreduce.csv" "$out/torch.csv" "$out/plots"
+fi
 # The device tool brings back only a few files: pack everything into one.
 tar czf "$out/../h200-run.tgz" -C "$out" . && rm -rf "${out:?}"/* && mv "$out/../h200-run.tgz" "$out/"
