@@ -27,7 +27,8 @@ struct inflight {
 	uint64_t value;            /* timeline value that signals completion */
 	struct gpu_cmd *cmd;       /* owned until recycled */
 	struct batch_job **jobs;   /* owned array of owned jobs */
-	size_t count;
+	size_t count, cap;         /* jobs, and room in the array */
+	bool lost;                 /* completed with device loss */
 	unsigned slot;             /* index in wait_values / done_ns */
 	uint64_t done_ns;          /* when the completion thread saw it complete */
 	struct inflight *next;     /* borrowed: next newer batch */
@@ -46,6 +47,9 @@ struct batch {
 	struct conn *rr_head, *rr_tail;  /* borrowed: connections with queued jobs, in turn */
 	size_t pending;                  /* jobs queued on all lanes */
 	struct inflight *oldest, *newest; /* owned: batches on the GPU, oldest first */
+	struct inflight *retired;        /* owned: answered; command buffers not yet recycled */
+	struct inflight *spare;          /* owned: records kept for reuse */
+	size_t spare_count;
 	size_t inflight_count;
 	struct batch_job **sel;          /* owned: scratch array of max_batch_jobs */
 	struct kern_job *kjobs;          /* owned: scratch array of max_batch_jobs */
@@ -496,15 +500,31 @@ static int submit_one(struct batch *b)
 			d->stats.queue_ns_max = queued;
 	}
 
-	f = calloc(1, sizeof(*f));
-	if (f)
-		f->jobs = malloc(count * sizeof(*f->jobs));
-	if (!f || !f->jobs) {
+	f = b->spare;
+	if (f) {
+		b->spare = f->next;
+		b->spare_count--;
+	} else {
+		f = calloc(1, sizeof(*f));
+	}
+	if (f && f->cap < count) {
+		struct batch_job **jobs = realloc(f->jobs, count * sizeof(*f->jobs));
+		if (jobs) {
+			f->jobs = jobs;
+			f->cap = count;
+		}
+	}
+	if (!f || f->cap < count) {
+		if (f)
+			free(f->jobs);
 		free(f);
 		rollback_rings(b);
 		fail_all(b, b->sel, count, VKR_WIRE_INTERNAL, "out of memory");
 		return -ENOMEM;
 	}
+	f->next = NULL;
+	f->lost = false;
+	f->done_ns = 0;
 	r = gpu_cmd_begin(gpu, &cmd);
 	if (r) {
 		free(f->jobs);
@@ -703,18 +723,13 @@ static void reply_job(struct batch_job *job)
 	conn_reply_end(conn);
 }
 
+/* Answers the jobs of the oldest batch and moves it to the retired list. */
 static void complete(struct batch *b, struct inflight *f, bool lost, uint64_t wake_ns)
 {
 	struct vkrd *d = b->d;
 
-	if (!lost) {
-		uint64_t ns = gpu_cmd_elapsed_ns(d->gpu, f->cmd);
-		d->stats.gpu_ns += ns;
-		if (ns > d->stats.gpu_ns_max)
-			d->stats.gpu_ns_max = ns;
-	} else {
+	if (lost)
 		d->stats.device_lost++;
-	}
 	for (size_t i = 0; i < f->count; i++) {
 		if (lost)
 			fail_job(b, f->jobs[i], VKR_WIRE_DEVICE_LOST, "the device was lost");
@@ -730,13 +745,41 @@ static void complete(struct batch *b, struct inflight *f, bool lost, uint64_t wa
 			batch_job_free(d, job);
 		}
 	}
-	gpu_cmd_recycle(d->gpu, f->cmd);
 	b->oldest = f->next;
 	if (!b->oldest)
 		b->newest = NULL;
 	b->inflight_count--;
-	free(f->jobs);
-	free(f);
+	f->lost = lost;
+	f->next = b->retired;
+	b->retired = f;
+}
+
+/* Reads the GPU times of answered batches and recycles their command buffers. Done after
+ * the replies are written: reading query results can take microseconds (16 us on lavapipe). */
+static void retire(struct batch *b)
+{
+	struct vkrd *d = b->d;
+
+	while (b->retired) {
+		struct inflight *f = b->retired;
+		b->retired = f->next;
+		if (!f->lost) {
+			uint64_t ns = gpu_cmd_elapsed_ns(d->gpu, f->cmd);
+			d->stats.gpu_ns += ns;
+			if (ns > d->stats.gpu_ns_max)
+				d->stats.gpu_ns_max = ns;
+		}
+		gpu_cmd_recycle(d->gpu, f->cmd);
+		f->cmd = NULL;
+		if (b->spare_count < MAX_IN_FLIGHT) {
+			f->next = b->spare;
+			b->spare = f;
+			b->spare_count++;
+		} else {
+			free(f->jobs);
+			free(f);
+		}
+	}
 }
 
 static void on_async(uv_async_t *handle)
@@ -754,6 +797,12 @@ static void on_async(uv_async_t *handle)
 	pthread_mutex_unlock(&b->mu);
 	while (b->oldest && (b->oldest->value <= done || lost))
 		complete(b, b->oldest, b->oldest->value > done, wake_ns);
+	/* Replies first; the bookkeeping below is off the clients' critical path. */
+	conn_flush_dirty(d);
+	/* Replies of the jobs timed above are in their sockets (or buffered for a slow reader). */
+	written_ns = vkrd_now_ns();
+	d->stats.req_reply_ns += (d->stats.req_timed - timed0) * (written_ns - wake_ns);
+	retire(b);
 	/* The GPU completed work: the watchdog may be fed (notify.c). */
 	if (!lost)
 		notify_progress(d->notify);
@@ -762,10 +811,6 @@ static void on_async(uv_async_t *handle)
 	gpu_ring_reclaim(&b->scratch, done);
 	if (gpu_is_lost(d->gpu))
 		rebuild_device(b);
-	conn_flush_dirty(d);
-	/* Replies of the jobs timed above are in their sockets (or buffered for a slow reader). */
-	written_ns = vkrd_now_ns();
-	d->stats.req_reply_ns += (d->stats.req_timed - timed0) * (written_ns - wake_ns);
 	if (d->shutting_down && batch_idle(b) && d->on_idle)
 		d->on_idle(d);
 }
@@ -961,6 +1006,13 @@ void batch_destroy(struct batch *b)
 		struct inflight *f = b->oldest;
 		gpu_wait(b->d->gpu, f->value, UINT64_MAX);
 		complete(b, f, false, 0);
+	}
+	retire(b);
+	while (b->spare) {
+		struct inflight *f = b->spare;
+		b->spare = f->next;
+		free(f->jobs);
+		free(f);
 	}
 	if (b->rings_ready) {
 		gpu_ring_finish(&b->scratch, b->d->gpu);
