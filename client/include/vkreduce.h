@@ -91,6 +91,12 @@ void vkr_set_timeout(vkr_client *client, int timeout_ms);
 
 /* ---- blocking calls ------------------------------------------------------------------------ */
 
+/*
+ * A blocking call first polls the socket without sleeping, for VKR_CLIENT_SPIN_US
+ * microseconds (read by vkr_connect; default 50, 0 turns it off), then sleeps in poll().
+ * Being woken by the scheduler can cost as much as the GPU work of a small request.
+ */
+
 /* Round trip to the daemon. Returns 0 when it answered "pong". */
 int vkr_ping(vkr_client *client);
 
