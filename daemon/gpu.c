@@ -480,7 +480,8 @@ static void read_info(struct gpu *gpu)
 	/* The scan algorithm: reduce-then-scan (three dispatches, reads the input twice) by
 	 * default, VKR_SCAN=single-pass for the one-pass scan with decoupled look-back. */
 	const char *scan = getenv("VKR_SCAN");
-	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
+	/* The single-pass scan needs 64-bit integers (its 32-bit look-back words). */
+	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0 && info->shader_int64;
 	/* VKR_SCAN_PATIENCE: look-back rounds a single-pass workgroup waits for a predecessor
 	 * before it does the stalled work itself. A round is one trip to L2 on a GPU; on a CPU
 	 * implementation a wait is time taken from the workgroup being waited for. */

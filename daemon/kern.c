@@ -67,7 +67,8 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->spec[0] = op;
 	s->spec[1] = exclusive;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
-	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64;
+	/* The single-pass scan packs 32-bit values with their state in 64-bit words. */
+	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED;
 }
 
 size_t kern_pipeline_count(void)
@@ -156,23 +157,26 @@ static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
 	return (job->n + tile - 1) / tile;
 }
 
-/* Single-pass scratch (scan_chained.comp): the tile counter, a state word per tile and per
- * block of SCAN_BLOCK tiles, then the tiles' aggregates, the blocks' aggregates and the
- * blocks' inclusive prefixes. */
+/* Single-pass scratch (scan_chained.comp): the tile counter; a state per entry (the tiles,
+ * then the aggregates of blocks of SCAN_BLOCK tiles, then their inclusive prefixes), which for
+ * 32-bit types is one 64-bit word holding the value too; then, for 64-bit types, the values.
+ * The counter and the states are zeroed before the scan. */
 #define SCAN_BLOCK 256u
 struct chained_layout {
-	uint64_t flags, flag_words, values, end;
+	uint64_t counter, states, values, zero_words, end;
 };
 
 static struct chained_layout chained_layout(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t tiles = scan_tiles(gpu, job);
-	uint64_t blocks = (tiles + SCAN_BLOCK - 1) / SCAN_BLOCK;
+	uint64_t entries = tiles + 2 * ((tiles + SCAN_BLOCK - 1) / SCAN_BLOCK);
+	bool packed = dtype_size(job->dtype) == 4;
 	struct chained_layout l;
-	l.flags = 0;
-	l.flag_words = 1 + tiles + blocks;
-	l.values = align16(l.flag_words * 4);
-	l.end = l.values + align16((tiles + 2 * blocks) * dtype_size(job->dtype));
+	l.counter = 0;
+	l.states = 16;
+	l.values = l.states + align16(entries * (packed ? 8 : 4));
+	l.zero_words = l.values / 4;
+	l.end = l.values + (packed ? 0 : align16(entries * 8));
 	return l;
 }
 
@@ -275,7 +279,7 @@ struct scan_params {
 };
 
 struct chained_params {
-	uint32_t src[2], dst[2], flags[2], values[2];
+	uint32_t src[2], dst[2], counter[2], states[2], values[2];
 	uint32_t n, tiles, vec_ok, patience;
 };
 
@@ -363,16 +367,17 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	uint64_t tiles = scan_tiles(rec->gpu, job);
 	struct chained_layout l = chained_layout(rec->gpu, job);
 	if (phase == 0) {
-		struct clear_params c = { .words = (uint32_t)l.flag_words };
-		split(c.dst, job->scratch + l.flags);
-		uint64_t groups = (l.flag_words + WG_SIZE * 8 - 1) / (WG_SIZE * 8);
+		struct clear_params c = { .words = (uint32_t)l.zero_words };
+		split(c.dst, job->scratch + l.counter);
+		uint64_t groups = (l.zero_words + WG_SIZE * 8 - 1) / (WG_SIZE * 8);
 		dispatch(rec, PIPE_CLEAR, &c, sizeof(c), (uint32_t)(groups < 1024 ? groups : 1024));
 		return;
 	}
 	struct chained_params p = { 0 };
 	split(p.src, job->src);
 	split(p.dst, job->dst);
-	split(p.flags, job->scratch + l.flags);
+	split(p.counter, job->scratch + l.counter);
+	split(p.states, job->scratch + l.states);
 	split(p.values, job->scratch + l.values);
 	p.n = (uint32_t)job->n;
 	p.tiles = (uint32_t)tiles;

@@ -95,8 +95,38 @@ const T POS_LIMIT = 0xfffffffffffffffful;
 const T NEG_LIMIT = 0ul;
 #endif
 
+// Order keys of non-NaN values: key(a) < key(b) exactly when a < b, and key(a) == key(b)
+// exactly when a == b. Floats compare by their bits: a device may flush subnormals to zero in
+// float comparisons and in min()/max() (the H200 returned 0 for the min of 2^-149), and numpy
+// keeps them. -0 becomes +0 first, since they are equal; negative values reverse their order.
+#if defined(DTYPE_F32)
+#define KEY uint
+KEY order_key(T a)
+{
+	uint x = floatBitsToUint(a);
+	x = (x & 0x7fffffffu) == 0u ? 0u : x;
+	return (x & 0x80000000u) != 0u ? ~x : x | 0x80000000u;
+}
+bool key_less(KEY x, KEY y) { return x < y; }
+#elif defined(DTYPE_F64)
+#define KEY uvec2
+KEY order_key(T a)
+{
+	uvec2 x = unpackDouble2x32(a);
+	x = ((x.y & 0x7fffffffu) | x.x) == 0u ? uvec2(0u) : x;
+	return (x.y & 0x80000000u) != 0u ? ~x : uvec2(x.x, x.y | 0x80000000u);
+}
+bool key_less(KEY x, KEY y) { return x.y < y.y || (x.y == y.y && x.x < y.x); }
+#else
+#define KEY T
+KEY order_key(T a) { return a; }
+bool key_less(KEY x, KEY y) { return x < y; }
+#endif
+bool less(T a, T b) { return key_less(order_key(a), order_key(b)); }
+
 // The operator, in one function. The left operand always holds the earlier elements, so
-// scans keep the order a non-commutative operator would need.
+// scans keep the order a non-commutative operator would need. min and max select one operand
+// whole (numpy's a < b ? a : b), so every bit of it survives.
 T op(T a, T b)
 {
 	if (OP == 0)
@@ -107,7 +137,7 @@ T op(T a, T b)
 		return a;
 	if (is_nan(b))
 		return b;
-	return OP == 2 ? min(a, b) : max(a, b);
+	return OP == 2 ? (less(a, b) ? a : b) : (less(b, a) ? a : b);
 }
 
 // The operator's neutral, in one constant: op(NEUTRAL, x) == x for every x.

@@ -66,13 +66,15 @@ bool predicate(T x, T v)
 	// IEEE semantics as numpy: every comparison with NaN is false except "ne".
 	if (is_nan(x) || is_nan(v))
 		return g_cmp == 1u;
+	// By order keys, so that subnormals compare as numpy compares them on every device.
+	KEY kx = order_key(x), kv = order_key(v);
 	switch (g_cmp) {
-	case 0u: return x == v;
-	case 1u: return x != v;
-	case 2u: return x < v;
-	case 3u: return x <= v;
-	case 4u: return x > v;
-	default: return x >= v;
+	case 0u: return kx == kv;
+	case 1u: return kx != kv;
+	case 2u: return key_less(kx, kv);
+	case 3u: return !key_less(kv, kx);
+	case 4u: return key_less(kv, kx);
+	default: return !key_less(kx, kv);
 	}
 }
 ACC map_elem(T x) { return predicate(x, value_from_bits(g_cmp_bits)) ? 1u : 0u; }

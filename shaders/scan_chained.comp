@@ -12,8 +12,8 @@
 // publishes the block's aggregate B(b) and, once it knows Q(b), the block's inclusive prefix
 // Q(b+1). Q(b) comes from a decoupled look-back over blocks: one invocation per earlier
 // block, the nearest block whose inclusive prefix is published, and the aggregates of the
-// blocks after it. A hop of the look-back spans up to BLOCK blocks (2^20 elements of f32 per
-// block), so no chain of prefixes through every tile or every block limits the scan.
+// blocks after it. A round of the look-back spans BLOCK_WINDOW blocks (2^20 elements of f32
+// per block), so no chain of prefixes through every tile or every block limits the scan.
 //
 // Determinism. Floating sums are not associative, so every combination has one fixed shape:
 // the aggregates of tiles s..t-1 of a block fold by a tree fixed by their count;
@@ -21,6 +21,14 @@
 // left fold Q(b) = ((B(0) + B(1)) + ...) + B(b-1), so a look-back that finds Q(j+1)
 // continues the fold from it in order, and which j it found changes no bit. Tile aggregates
 // come from one fixed tree whoever computes them.
+//
+// Publication. For 32-bit types a tile's or block's state and value share one 64-bit word,
+// stored and loaded whole (aligned 64-bit accesses are single-copy atomic on the devices
+// vkreduce runs on), so one look-back round is one round trip; 64-bit types store the value,
+// then the state, and read them in that order (two round trips). Every entry is written
+// only with one value (an owner and a waiter store the same bits), so no atomics are needed.
+// The look-back reads the tiles before this one and the blocks before its block in the same
+// round.
 //
 // Forward progress. Vulkan does not promise that a workgroup which has started keeps running
 // while another waits for it, so no wait is unbounded: after pc.patience rounds, a waiting
@@ -37,17 +45,24 @@
 
 #include "common.glsl"
 
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+
 layout(local_size_x = WG_SIZE) in;
 layout(constant_id = 1) const bool EXCLUSIVE = false;
 
+layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Counter { uint v; };
+layout(buffer_reference, scalar, buffer_reference_align = 8) coherent volatile buffer Words { uint64_t v[]; };
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Flags { uint v[]; };
 layout(buffer_reference, scalar, buffer_reference_align = ELEM_ALIGN) coherent volatile buffer Values { T v[]; };
 
+// Entries: tiles [0, tiles), block aggregates [tiles, tiles + blocks), block inclusive
+// prefixes [tiles + blocks, tiles + 2 * blocks).
 layout(push_constant, scalar) uniform Params {
 	uvec2 src;      // input elements
 	uvec2 dst;      // output elements (may equal src)
-	uvec2 flags;    // [0] the tile counter, [1 + t] tile t's state, [1 + tiles + b] block b's; zeroed
-	uvec2 values;   // T: tile aggregates, then block aggregates, then block inclusive prefixes
+	uvec2 counter;  // the tile counter; zeroed
+	uvec2 states;   // 32-bit T: uint64 (state << 32 | value bits) per entry; else uint per entry; zeroed
+	uvec2 values;   // 64-bit T: T per entry
 	uint n;
 	uint tiles;
 	uint vec_ok;    // src and dst are 16-byte aligned: whole slots load and store as vectors
@@ -56,11 +71,13 @@ layout(push_constant, scalar) uniform Params {
 
 #define AGGREGATE 1u
 #define PREFIX 2u
-#define BLOCK WG_SIZE // tiles per block, and blocks per look-back window: one per invocation
+#define BLOCK WG_SIZE     // tiles per block: one per invocation in the look-back
+#define BLOCK_WINDOW 32u  // blocks per look-back window (2^25 elements of f32)
 
 shared uint s_tile;
-shared uint s_nearest; // look-back lane of the nearest inclusive prefix (BLOCK: none)
-shared uint s_missing; // lowest lane with no aggregate yet (BLOCK: none)
+shared uint s_missing_tile;  // lowest lane whose tile has no aggregate yet (BLOCK: none)
+shared uint s_nearest;       // lowest lane whose block has an inclusive prefix (BLOCK: none)
+shared uint s_missing_block; // lowest lane before s_nearest with no block aggregate (BLOCK: none)
 shared T s_vals[BLOCK];
 shared T s_fold;
 
@@ -68,20 +85,45 @@ shared T s_fold;
 #include "blelloch.glsl"
 
 uint blocks() { return (pc.tiles + BLOCK - 1u) / BLOCK; }
-uint tile_flag(uint t) { return 1u + t; }
-uint block_flag(uint b) { return 1u + pc.tiles + b; }
-uint tile_aggregate_at(uint t) { return t; }
-uint block_aggregate_at(uint b) { return pc.tiles + b; }
-uint block_prefix_at(uint b) { return pc.tiles + blocks() + b; }
+uint tile_entry(uint t) { return t; }
+uint block_aggregate_entry(uint b) { return pc.tiles + b; }
+uint block_prefix_entry(uint b) { return pc.tiles + blocks() + b; }
 
-// Stores value, then raises the state; never lowers it (a waiter's copy of an aggregate may
-// land after the owner's prefix).
-void publish(uint flag, uint at, uint state, T value)
+#if ELEM_ALIGN == 4
+#if defined(DTYPE_F32)
+uint value_bits(T v) { return floatBitsToUint(v); }
+#else
+uint value_bits(T v) { return uint(v); }
+#endif
+void publish(uint entry, T value)
 {
-	Values(pc.values).v[at] = value;
-	memoryBarrierBuffer();
-	atomicMax(Flags(pc.flags).v[flag], state);
+	Words(pc.states).v[entry] = (uint64_t(AGGREGATE) << 32) | uint64_t(value_bits(value));
 }
+// The entry's state (0 if nothing is published) and value.
+uint read_entry(uint entry, out T value)
+{
+	uint64_t w = Words(pc.states).v[entry];
+	value = value_from_bits(uvec2(uint(w), 0u));
+	return uint(w >> 32);
+}
+#else
+void publish(uint entry, T value)
+{
+	Values(pc.values).v[entry] = value;
+	memoryBarrierBuffer();
+	Flags(pc.states).v[entry] = AGGREGATE;
+}
+uint read_entry(uint entry, out T value)
+{
+	uint state = Flags(pc.states).v[entry];
+	value = NEUTRAL;
+	if (state != 0u) {
+		memoryBarrierBuffer(); // the value was stored before the state
+		value = Values(pc.values).v[entry];
+	}
+	return state;
+}
+#endif
 
 // The aggregate of a tile loaded into vals: its slots folded, then the up-sweep, whose root it
 // is. One code path for the owner and the fallback, so both get the same bits. Starts with a
@@ -106,38 +148,9 @@ void fallback_tile(uint lid, uint m)
 	T aggregate = tile_aggregate(lid, theirs);
 	if (lid == 0u) {
 		memoryBarrierBuffer();
-		if (Flags(pc.flags).v[tile_flag(m)] == 0u)
-			publish(tile_flag(m), tile_aggregate_at(m), AGGREGATE, aggregate);
-	}
-}
-
-// Reads the aggregates of tiles [first, first + count) into s_vals[0, count), waiting for
-// them, or reducing a stalled tile after pc.patience rounds. Ends with a barrier.
-void gather_tiles(uint lid, uint first, uint count)
-{
-	Flags flags = Flags(pc.flags);
-	uint waited = 0u;
-	for (;;) {
-		uint state = lid < count ? flags.v[tile_flag(first + lid)] : AGGREGATE;
-		barrier(); // every invocation has read the previous round's s_missing
-		if (lid == 0u)
-			s_missing = BLOCK;
-		barrier();
-		if (state == 0u)
-			atomicMin(s_missing, lid);
-		barrier();
-		uint missing = s_missing;
-		if (missing == BLOCK) {
-			memoryBarrierBuffer(); // each value was stored before the state read above
-			if (lid < count)
-				s_vals[lid] = Values(pc.values).v[tile_aggregate_at(first + lid)];
-			barrier();
-			return;
-		}
-		if (++waited >= pc.patience) {
-			waited = 0u;
-			fallback_tile(lid, first + missing);
-		}
+		T ignored;
+		if (read_entry(tile_entry(m), ignored) == 0u)
+			publish(tile_entry(m), aggregate);
 	}
 }
 
@@ -176,72 +189,151 @@ void fold_in_order(uint lid, uint count)
 	barrier();
 }
 
-// Q(b), b > 0: the left fold of the aggregates of blocks [0, b), by decoupled look-back.
-T block_look_back(uint lid, uint b)
+// The fallback for a block: its tiles' aggregates gathered (a stalled tile reduced here after
+// pc.patience rounds), folded, and published as the block's aggregate.
+void fallback_block(uint lid, uint m)
 {
-	Flags flags = Flags(pc.flags);
-	Values values = Values(pc.values);
-	uint window = 0u; // windows [0, window) closer to b hold block aggregates only
+	uint first = m * BLOCK;
 	uint waited = 0u;
 	for (;;) {
-		uint back = window * BLOCK + lid + 1u; // this invocation's block: b - back
-		bool exists = back <= b;
-		uint pb = exists ? b - back : 0u;
-		uint state = exists ? flags.v[block_flag(pb)] : AGGREGATE;
-		bool prefix = exists && (state == PREFIX || (pb == 0u && state != 0u));
-		barrier(); // every invocation has read the previous round's s_nearest and s_missing
+		T value;
+		uint state = read_entry(tile_entry(first + lid), value);
+		barrier(); // every invocation has read the previous round's s_missing_tile
+		if (lid == 0u)
+			s_missing_tile = BLOCK;
+		barrier();
+		if (state == 0u)
+			atomicMin(s_missing_tile, lid);
+		barrier();
+		uint missing = s_missing_tile;
+		if (missing == BLOCK) {
+			s_vals[lid] = value;
+			barrier();
+			T aggregate = block_aggregate(lid);
+			if (lid == 0u)
+				publish(block_aggregate_entry(m), aggregate);
+			return;
+		}
+		if (++waited >= pc.patience) {
+			waited = 0u;
+			fallback_tile(lid, first + missing);
+		}
+	}
+}
+
+// The look-back of a tile: the prefix of everything before it (returned), from the tiles
+// before it in its block and the blocks before its block, read in the same rounds. A lane
+// keeps what it has read and reads again only what is still missing, so waiting workgroups
+// add little traffic. A block's last tile publishes the block's aggregate and, once it has
+// the blocks before, its inclusive prefix.
+T look_back(uint lid, uint tile, T total)
+{
+	uint block = tile / BLOCK, first = block * BLOCK, count = tile - first;
+	bool tiles_done = count == 0u, blocks_done = block == 0u;
+	T inner = NEUTRAL, q = NEUTRAL, block_total = total;
+	uint window = 0u; // windows [0, window) closer to the block hold block aggregates only
+	uint waited_tiles = 0u, waited_blocks = 0u;
+	T tile_value = NEUTRAL, aggregate = NEUTRAL, prefix = NEUTRAL;
+	uint tile_state = lid < count ? 0u : AGGREGATE;
+	uint aggregate_state = 0u, prefix_state = 0u;
+	uint read_window = ~0u; // the window this lane's block entries belong to
+	while (!tiles_done || !blocks_done) {
+		// This round's reads: tile first + lid, and block block - back with its prefix.
+		if (!tiles_done && tile_state == 0u)
+			tile_state = read_entry(tile_entry(first + lid), tile_value);
+		uint back = window * BLOCK_WINDOW + lid + 1u;
+		bool exists = !blocks_done && lid < BLOCK_WINDOW && back <= block;
+		uint pb = exists ? block - back : 0u;
+		if (read_window != window) {
+			read_window = window;
+			aggregate_state = 0u;
+			prefix_state = 0u;
+		}
+		if (exists) {
+			if (aggregate_state == 0u)
+				aggregate_state = read_entry(block_aggregate_entry(pb), aggregate);
+			if (pb == 0u) { // block 0's aggregate is its inclusive prefix
+				prefix_state = aggregate_state;
+				prefix = aggregate;
+			} else if (prefix_state == 0u) {
+				prefix_state = read_entry(block_prefix_entry(pb), prefix);
+			}
+		}
+		barrier(); // every invocation has read the previous round's shared state
 		if (lid == 0u) {
+			s_missing_tile = BLOCK;
 			s_nearest = BLOCK;
-			s_missing = BLOCK;
+			s_missing_block = BLOCK;
 		}
 		barrier();
-		if (prefix)
+		if (tile_state == 0u)
+			atomicMin(s_missing_tile, lid);
+		if (exists && prefix_state != 0u)
 			atomicMin(s_nearest, lid);
 		barrier();
 		uint nearest = s_nearest;
-		if (exists && state == 0u && lid < nearest)
-			atomicMin(s_missing, lid);
+		if (exists && aggregate_state == 0u && lid < nearest)
+			atomicMin(s_missing_block, lid);
 		barrier();
-		uint missing = s_missing;
+		uint missing_tile = s_missing_tile, missing_block = s_missing_block;
 
-		if (nearest < BLOCK && missing == BLOCK) {
-			memoryBarrierBuffer(); // each value was stored before the state read above
+		bool tiles_ready = !tiles_done && missing_tile == BLOCK;
+		if (tiles_ready) {
+			s_vals[lid] = tile_value;
+			barrier();
+			inner = tree_fold(lid, count);
+			tiles_done = true;
+			if (count == BLOCK - 1u) {
+				block_total = op(inner, total);
+				if (lid == 0u)
+					publish(block_aggregate_entry(block), block_total);
+			}
+		}
+		bool blocks_ready = !blocks_done && nearest < BLOCK && missing_block == BLOCK;
+		if (blocks_ready) {
 			if (lid <= nearest)
-				s_vals[lid] = values.v[lid == nearest && pb != 0u ? block_prefix_at(pb)
-									  : block_aggregate_at(pb)];
+				s_vals[lid] = lid == nearest ? prefix : aggregate;
 			barrier();
 			if (lid == 0u)
 				s_fold = s_vals[nearest];
 			fold_in_order(lid, nearest);
 			for (uint w = window; w > 0u; w--) {
-				s_vals[lid] = values.v[block_aggregate_at(b - ((w - 1u) * BLOCK + lid + 1u))];
+				T value = NEUTRAL;
+				if (lid < BLOCK_WINDOW)
+					read_entry(block_aggregate_entry(block - ((w - 1u) * BLOCK_WINDOW + lid + 1u)),
+						   value);
+				s_vals[lid] = value;
 				barrier();
-				fold_in_order(lid, BLOCK);
+				fold_in_order(lid, BLOCK_WINDOW);
 			}
-			return s_fold;
+			q = s_fold;
+			blocks_done = true;
 		}
 
-		if (++waited < pc.patience)
-			continue;
-		waited = 0u;
-		if (missing < BLOCK) {
-			// The fallback for a block: gather (or compute) its tiles' aggregates and fold them.
-			uint m = b - (window * BLOCK + missing + 1u);
-			gather_tiles(lid, m * BLOCK, BLOCK);
-			T aggregate = block_aggregate(lid);
-			if (lid == 0u)
-				publish(block_flag(m), block_aggregate_at(m), AGGREGATE, aggregate);
-		} else {
-			window++; // a window of block aggregates and no prefix yet: look further back
+		if (!tiles_done && ++waited_tiles >= pc.patience) {
+			waited_tiles = 0u;
+			fallback_tile(lid, first + missing_tile);
+		}
+		if (!blocks_done && ++waited_blocks >= pc.patience) {
+			waited_blocks = 0u;
+			if (missing_block < BLOCK)
+				fallback_block(lid, block - (window * BLOCK_WINDOW + missing_block + 1u));
+			else if (nearest == BLOCK)
+				window++; // a window of block aggregates and no prefix yet: look further back
 		}
 	}
+	if (block > 0u && count == BLOCK - 1u && lid == 0u)
+		publish(block_prefix_entry(block), op(q, block_total));
+	if (block == 0u)
+		return inner;
+	return count > 0u ? op(q, inner) : q;
 }
 
 void main()
 {
 	uint lid = gl_LocalInvocationID.x;
 	if (lid == 0u)
-		s_tile = atomicAdd(Flags(pc.flags).v[0], 1u);
+		s_tile = atomicAdd(Counter(pc.counter).v, 1u);
 	barrier();
 	uint tile = s_tile;
 	if (tile >= pc.tiles)
@@ -251,8 +343,8 @@ void main()
 	load_slot(tile, lid, vals[0]);
 	load_slot(tile, lid + 256u, vals[1]);
 	T total = tile_aggregate(lid, vals);
-	if (lid == 0u) // successors may use it from now on
-		publish(tile_flag(tile), tile_aggregate_at(tile), AGGREGATE, total);
+	if (lid == 0u)
+		publish(tile_entry(tile), total); // successors may use it from now on
 
 	// The down-sweep turns the up-swept tree into each slot's exclusive prefix in the tile.
 	barrier(); // every invocation has read the root
@@ -273,26 +365,7 @@ void main()
 	barrier();
 	T slot_prefix[2] = { temp[PAD(lid)], temp[PAD(lid + 256u)] };
 
-	// The tiles before this one in its block; the last tile publishes the block's aggregate.
-	uint block = tile / BLOCK, count = tile - block * BLOCK;
-	T inner = NEUTRAL, block_total = NEUTRAL;
-	if (count > 0u) {
-		gather_tiles(lid, block * BLOCK, count);
-		inner = tree_fold(lid, count);
-	}
-	if (count == BLOCK - 1u) {
-		block_total = op(inner, total);
-		if (lid == 0u)
-			publish(block_flag(block), block_aggregate_at(block), AGGREGATE, block_total);
-	}
-	// The blocks before it.
-	T excl = inner;
-	if (block > 0u) {
-		T q = block_look_back(lid, block);
-		excl = count > 0u ? op(q, inner) : q;
-		if (count == BLOCK - 1u && lid == 0u)
-			publish(block_flag(block), block_prefix_at(block), PREFIX, op(q, block_total));
-	}
+	T excl = tile == 0u ? NEUTRAL : look_back(lid, tile, total);
 
 	store_slot(tile, lid, op(excl, slot_prefix[0]), vals[0], EXCLUSIVE);
 	store_slot(tile, lid + 256u, op(excl, slot_prefix[1]), vals[1], EXCLUSIVE);

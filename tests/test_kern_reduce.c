@@ -156,6 +156,45 @@ static void test_reduce_min_max_propagate_nan(void **state)
 	free(d);
 }
 
+static uint32_t f32_bits(float x)
+{
+	uint32_t b;
+	memcpy(&b, &x, sizeof(b));
+	return b;
+}
+
+/* Subnormals are values, as in numpy: a device that flushes them to zero in float compares
+ * or in min()/max() (the H200 does) must still return their bits and count them. Small and
+ * large arrays take different kernels, so both are checked. */
+static void test_reduce_subnormals_are_not_flushed(void **state)
+{
+	(void)state;
+	const size_t lengths[] = { 3, 100000 };
+	for (size_t s = 0; s < 2; s++) {
+		size_t n = lengths[s];
+		float *f = malloc(n * sizeof(*f));
+		assert_non_null(f);
+		for (size_t i = 0; i < n; i++)
+			f[i] = 1.0f;
+		f[n / 2] = 0x1p-149f;
+		f[n - 1] = 0.0f;
+		f[0] = -0x1p-149f;
+		assert_int_equal(f32_bits(reduce_one(VKR_OP_MIN, VKR_DTYPE_F32, f, n).f32), f32_bits(-0x1p-149f));
+		for (size_t i = 0; i < n; i++)
+			f[i] = -f[i];
+		assert_int_equal(f32_bits(reduce_one(VKR_OP_MAX, VKR_DTYPE_F32, f, n).f32), f32_bits(0x1p-149f));
+		struct host_job job = { .kind = KERN_REDUCE, .op = VKR_OP_COUNT, .dtype = VKR_DTYPE_F32,
+					.cmp = VKR_CMP_GT, .input = f, .n = n };
+		job.cmp_value.f32 = 0.0f;
+		harness_run(gpu, &job, 1);
+		assert_int_equal(job.result.u64, 1); /* only 2^-149 (the negated first element) */
+		job.cmp = VKR_CMP_EQ;
+		harness_run(gpu, &job, 1);
+		assert_int_equal(job.result.u64, 1); /* only the zero at the end */
+		free(f);
+	}
+}
+
 static void test_reduce_infinities_are_ordinary_values(void **state)
 {
 	(void)state;
@@ -333,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty),
 		cmocka_unit_test(test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table),
 		cmocka_unit_test(test_reduce_array_larger_than_one_storage_binding),
+		cmocka_unit_test(test_reduce_subnormals_are_not_flushed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -139,6 +139,20 @@ static void test_scan_min_propagates_nan_from_its_position_on(void **state)
 	free(out);
 }
 
+/* Subnormals are values, as in numpy, on a device that flushes them in float compares and
+ * min()/max() too (the H200 does): their bits come out of min and max scans. */
+static void test_scan_min_keeps_subnormals(void **state)
+{
+	(void)state;
+	const float x[] = { 1.0f, 0x1p-149f, 0.5f, 0.0f, -0x1p-149f, 2.0f };
+	const float want[] = { 1.0f, 0x1p-149f, 0x1p-149f, 0.0f, -0x1p-149f, -0x1p-149f };
+	float out[6];
+	struct host_job job = { .kind = KERN_SCAN, .op = VKR_OP_MIN, .dtype = VKR_DTYPE_F32,
+				.input = x, .n = 6, .output = out };
+	harness_run(gpu, &job, 1);
+	assert_memory_equal(out, want, sizeof(want));
+}
+
 static void test_scan_in_place_matches_out_of_place(void **state)
 {
 	(void)state;
@@ -265,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_scan_max_every_dtype_size_and_kind_matches_reference),
 		cmocka_unit_test(test_scan_exclusive_starts_with_neutral),
 		cmocka_unit_test(test_scan_min_propagates_nan_from_its_position_on),
+		cmocka_unit_test(test_scan_min_keeps_subnormals),
 		cmocka_unit_test(test_scan_in_place_matches_out_of_place),
 		cmocka_unit_test(test_scan_float_is_deterministic),
 		cmocka_unit_test(test_scan_float_bits_do_not_depend_on_scheduling),
