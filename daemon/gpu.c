@@ -409,6 +409,9 @@ static void read_info(struct gpu *gpu)
 	VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV,
 	};
+	VkPhysicalDeviceFloatControlsProperties floats = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES,
+	};
 	VkPhysicalDeviceProperties2 props = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
 	/* Chain only the structures this device knows (maintenance4 is core from 1.3). */
 	void *chain = NULL;
@@ -418,6 +421,8 @@ static void read_info(struct gpu *gpu)
 	CHAIN(m3);
 	if (base.apiVersion >= VK_API_VERSION_1_3)
 		CHAIN(m4);
+	if (base.apiVersion >= VK_API_VERSION_1_2)
+		CHAIN(floats);
 	if (gpu->has_host_import_ext)
 		CHAIN(host);
 	if (gpu->has_sm_builtins)
@@ -435,6 +440,8 @@ static void read_info(struct gpu *gpu)
 	snprintf(info->driver, sizeof(info->driver), "%.120s%s%.120s", drv.driverName,
 		 drv.driverInfo[0] ? " " : "", drv.driverInfo);
 	info->subgroup_size = sub.subgroupSize;
+	info->denorm_preserve32 = base.apiVersion >= VK_API_VERSION_1_2 && floats.shaderDenormPreserveFloat32;
+	info->denorm_preserve64 = base.apiVersion >= VK_API_VERSION_1_2 && floats.shaderDenormPreserveFloat64;
 	info->max_storage_buffer_range = p->limits.maxStorageBufferRange;
 	info->max_workgroup_count_x = p->limits.maxComputeWorkGroupCount[0];
 	info->max_allocation_size = m3.maxMemoryAllocationSize;
@@ -561,6 +568,23 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 	return 0;
 }
 
+
+/* The module a pipeline is built from: the DenormPreserve build of a float kernel where the
+ * device can keep subnormals at that width, else the portable one (which compares floats by
+ * their bits, slower for min/max). */
+static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pipeline_source *src,
+				     size_t *size)
+{
+	bool preserve = (src->denorm_bits == 32 && gpu->info.denorm_preserve32) ||
+			(src->denorm_bits == 64 && gpu->info.denorm_preserve64);
+	if (preserve && src->code_denorm_preserve) {
+		*size = src->size_denorm_preserve;
+		return src->code_denorm_preserve;
+	}
+	*size = src->size;
+	return src->code;
+}
+
 static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 {
 	const VkPushConstantRange range = {
@@ -586,19 +610,21 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 
 	for (size_t i = 0; i < gpu->pipeline_count; i++) {
 		const struct kern_pipeline_source *src = kern_pipeline_source(i);
+		size_t code_size;
+		const uint32_t *code = pipeline_code(gpu, src, &code_size);
 		if ((src->needs_float64 && !gpu->info.shader_float64) ||
 		    (src->needs_int64 && !gpu->info.shader_int64))
 			continue; /* the dtype is refused by kern_validate on this device */
 		/* Variants of one module share it; find an earlier pipeline with the same code. */
 		VkShaderModule module = VK_NULL_HANDLE;
 		for (size_t j = 0; j < i && !module; j++)
-			if (gpu->modules[j] && kern_pipeline_source(j)->code == src->code)
+			if (gpu->modules[j] && pipeline_code(gpu, kern_pipeline_source(j), &(size_t){ 0 }) == code)
 				module = gpu->modules[j];
 		if (!module) {
 			const VkShaderModuleCreateInfo mi = {
 				.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-				.codeSize = src->size,
-				.pCode = src->code,
+				.codeSize = code_size,
+				.pCode = code,
 			};
 			r = vkCreateShaderModule(gpu->device, &mi, NULL, &module);
 			if (r != VK_SUCCESS) {

@@ -37,6 +37,9 @@ enum {
 	{ &spv_##kernel##_f32_size, &spv_##kernel##_f64_size, &spv_##kernel##_i32_size,             \
 	  &spv_##kernel##_u32_size, &spv_##kernel##_i64_size, &spv_##kernel##_u64_size }
 
+#define DTYPE_TABLE_DP(kernel) { spv_##kernel##_f32_dp, spv_##kernel##_f64_dp, NULL, NULL, NULL, NULL }
+#define DTYPE_SIZES_DP(kernel) { &spv_##kernel##_f32_dp_size, &spv_##kernel##_f64_dp_size, NULL, NULL, NULL, NULL }
+
 enum { K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED, K_KERNELS };
 static const char *const kernel_names[K_KERNELS] = {
 	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
@@ -48,6 +51,15 @@ static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
 	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
+};
+
+static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
+	DTYPE_TABLE_DP(reduce), DTYPE_TABLE_DP(count), DTYPE_TABLE_DP(scan_reduce),
+	DTYPE_TABLE_DP(scan_totals), DTYPE_TABLE_DP(scan_apply), DTYPE_TABLE_DP(scan_chained),
+};
+static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
+	DTYPE_SIZES_DP(reduce), DTYPE_SIZES_DP(count), DTYPE_SIZES_DP(scan_reduce),
+	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
 };
 
 static struct kern_pipeline_source sources[PIPE_TOTAL];
@@ -64,6 +76,9 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->name = source_names[index];
 	s->code = kernel_code[kernel][dtype];
 	s->size = *kernel_size[kernel][dtype];
+	s->code_denorm_preserve = kernel_code_dp[kernel][dtype];
+	s->size_denorm_preserve = kernel_size_dp[kernel][dtype] ? *kernel_size_dp[kernel][dtype] : 0;
+	s->denorm_bits = dtype == VKR_DTYPE_F32 ? 32 : dtype == VKR_DTYPE_F64 ? 64 : 0;
 	s->spec[0] = op;
 	s->spec[1] = exclusive;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;

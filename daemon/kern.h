@@ -71,6 +71,11 @@ struct kern_pipeline_source {
 	const char *name;
 	const uint32_t *code;
 	size_t size; /* bytes */
+	/* The same kernel with the DenormPreserve execution mode, for float dtypes (else NULL),
+	 * and the float width it needs the device to preserve subnormals for. */
+	const uint32_t *code_denorm_preserve;
+	size_t size_denorm_preserve;
+	unsigned denorm_bits;
 	uint32_t spec[2]; /* specialization constants 0 (op) and 1 (exclusive) */
 	bool needs_float64;
 	bool needs_int64;

@@ -6,6 +6,24 @@
 // (GL_EXT_buffer_reference) passed in push constants: no descriptor sets, and no
 // maxStorageBufferRange limit on how large one array can be.
 
+#if defined(DENORM_PRESERVE) && (defined(DTYPE_F32) || defined(DTYPE_F64))
+// Subnormals are values (numpy keeps them); where the device can keep them in every float
+// instruction, the module says so and compares natively. Elsewhere EXACT_COMPARE below.
+#extension GL_EXT_spirv_intrinsics : require
+spirv_instruction(extensions = ["SPV_KHR_float_controls"], capabilities = [4464], id = 0)
+void denorm_preserve_capability(); // declares the DenormPreserve capability; never called
+#if defined(DTYPE_F32)
+spirv_execution_mode(4459, 32); // DenormPreserve, 32-bit
+#else
+spirv_execution_mode(4459, 64); // DenormPreserve, 64-bit
+#endif
+#define EXACT_COMPARE 0
+#elif defined(DTYPE_F32) || defined(DTYPE_F64)
+#define EXACT_COMPARE 1
+#else
+#define EXACT_COMPARE 0
+#endif
+
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_scalar_block_layout : require
@@ -95,34 +113,40 @@ const T POS_LIMIT = 0xfffffffffffffffful;
 const T NEG_LIMIT = 0ul;
 #endif
 
-// Order keys of non-NaN values: key(a) < key(b) exactly when a < b, and key(a) == key(b)
-// exactly when a == b. Floats compare by their bits: a device may flush subnormals to zero in
-// float comparisons and in min()/max() (the H200 returned 0 for the min of 2^-149), and numpy
-// keeps them. -0 becomes +0 first, since they are equal; negative values reverse their order.
-#if defined(DTYPE_F32)
-#define KEY uint
+// Order keys of non-NaN values: key(a) < key(b) exactly when a < b, except that -0 orders
+// below +0, which less() puts right. Without DenormPreserve a device may flush subnormals to
+// zero in float comparisons (the H200 returned 0 for the min of 2^-149), so floats then
+// compare by their bits as signed integers, negative values with their order reversed.
+#if EXACT_COMPARE && defined(DTYPE_F32)
+#define KEY int
 KEY order_key(T a)
 {
-	uint x = floatBitsToUint(a);
-	x = (x & 0x7fffffffu) == 0u ? 0u : x;
-	return (x & 0x80000000u) != 0u ? ~x : x | 0x80000000u;
+	int x = floatBitsToInt(a);
+	return x ^ ((x >> 31) & 0x7fffffff);
 }
 bool key_less(KEY x, KEY y) { return x < y; }
-#elif defined(DTYPE_F64)
-#define KEY uvec2
+bool both_zero(T a, T b) { return ((floatBitsToUint(a) | floatBitsToUint(b)) & 0x7fffffffu) == 0u; }
+#elif EXACT_COMPARE && defined(DTYPE_F64)
+#define KEY ivec2 // (low word, high word), the low word's bits compared unsigned
 KEY order_key(T a)
 {
-	uvec2 x = unpackDouble2x32(a);
-	x = ((x.y & 0x7fffffffu) | x.x) == 0u ? uvec2(0u) : x;
-	return (x.y & 0x80000000u) != 0u ? ~x : uvec2(x.x, x.y | 0x80000000u);
+	ivec2 x = ivec2(unpackDouble2x32(a));
+	int flip = x.y >> 31;
+	return ivec2(x.x ^ flip, x.y ^ (flip & 0x7fffffff));
 }
-bool key_less(KEY x, KEY y) { return x.y < y.y || (x.y == y.y && x.x < y.x); }
+bool key_less(KEY x, KEY y) { return x.y < y.y || (x.y == y.y && uint(x.x) < uint(y.x)); }
+bool both_zero(T a, T b)
+{
+	uvec2 x = unpackDouble2x32(a), y = unpackDouble2x32(b);
+	return ((x.y | y.y) & 0x7fffffffu) == 0u && (x.x | y.x) == 0u;
+}
 #else
 #define KEY T
 KEY order_key(T a) { return a; }
 bool key_less(KEY x, KEY y) { return x < y; }
+bool both_zero(T a, T b) { return false; } // native compares already treat -0 == +0
 #endif
-bool less(T a, T b) { return key_less(order_key(a), order_key(b)); }
+bool less(T a, T b) { return key_less(order_key(a), order_key(b)) && !both_zero(a, b); }
 
 // The operator, in one function. The left operand always holds the earlier elements, so
 // scans keep the order a non-commutative operator would need. min and max select one operand

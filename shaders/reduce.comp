@@ -68,13 +68,14 @@ bool predicate(T x, T v)
 		return g_cmp == 1u;
 	// By order keys, so that subnormals compare as numpy compares them on every device.
 	KEY kx = order_key(x), kv = order_key(v);
+	bool zeros = both_zero(x, v); // -0 == +0
 	switch (g_cmp) {
-	case 0u: return kx == kv;
-	case 1u: return kx != kv;
-	case 2u: return key_less(kx, kv);
-	case 3u: return !key_less(kv, kx);
-	case 4u: return key_less(kv, kx);
-	default: return !key_less(kx, kv);
+	case 0u: return kx == kv || zeros;
+	case 1u: return kx != kv && !zeros;
+	case 2u: return key_less(kx, kv) && !zeros;
+	case 3u: return !key_less(kv, kx) || zeros;
+	case 4u: return key_less(kv, kx) && !zeros;
+	default: return !key_less(kx, kv) || zeros;
 	}
 }
 ACC map_elem(T x) { return predicate(x, value_from_bits(g_cmp_bits)) ? 1u : 0u; }
