@@ -103,7 +103,42 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Job
 uint g_cmp;
 uvec2 g_cmp_bits;
 
-#ifdef KERNEL_COUNT
+#if defined(KERNEL_COUNT) && EXACT_COMPARE && defined(DTYPE_F32)
+// f32 count-if where subnormals may flush: each comparison is a range of order keys,
+// [g_low, g_high] or its complement, set once per job, so an element costs its key and two
+// integer compares. -0 and +0 are equal: a zero value's range spans both keys.
+int g_low, g_high;
+bool g_outside, g_value_nan;
+
+void set_comparison(uint cmp, uvec2 bits)
+{
+	g_cmp = cmp;
+	g_cmp_bits = bits;
+	T v = value_from_bits(bits);
+	g_value_nan = is_nan(v);
+	bool zero = (bits.x & 0x7fffffffu) == 0u;
+	int lo = zero ? order_key(uintBitsToFloat(0x80000000u)) : order_key(v);
+	int hi = zero ? order_key(0.0) : lo;
+	const int lowest = int(0x80000000u), highest = 0x7fffffff;
+	g_outside = cmp == 1u;
+	g_low = cmp == 2u || cmp == 3u ? lowest : cmp == 4u ? hi + 1 : lo;
+	g_high = cmp == 2u ? lo - 1 : cmp == 4u || cmp == 5u ? highest : hi;
+}
+
+bool predicate(T x, T v)
+{
+	if (is_nan(x) || g_value_nan)
+		return g_cmp == 1u; // as numpy: every comparison with NaN is false except "ne"
+	int k = order_key(x);
+	return (k >= g_low && k <= g_high) != g_outside;
+}
+#elif defined(KERNEL_COUNT)
+void set_comparison(uint cmp, uvec2 bits)
+{
+	g_cmp = cmp;
+	g_cmp_bits = bits;
+}
+
 bool predicate(T x, T v)
 {
 	// IEEE semantics as numpy: every comparison with NaN is false except "ne".
@@ -121,6 +156,8 @@ bool predicate(T x, T v)
 	default: return !key_less(kx, kv) || zeros;
 	}
 }
+#endif
+#ifdef KERNEL_COUNT
 ACC map_elem(T x) { return predicate(x, value_from_bits(g_cmp_bits)) ? 1u : 0u; }
 #elif !EXACT_COMPARE
 ACC map_elem(T x) { return x; }
@@ -185,16 +222,18 @@ void main()
 	uint lid = gl_LocalInvocationID.x;
 	uint gid = gl_GlobalInvocationID.x;
 	uint stride = gl_NumWorkGroups.x * WG_SIZE;
-	g_cmp = pc.cmp;
-	g_cmp_bits = pc.cmp_bits;
+#ifdef KERNEL_COUNT
+	set_comparison(pc.cmp, pc.cmp_bits);
+#endif
 
 	if (pc.pass_index == 2u) {
 		uint job = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
 		if (job >= pc.n)
 			return; // whole workgroup: the grid is rounded up to whole rows
 		SmallJob j = JobTable(pc.src).v[job];
-		g_cmp = j.cmp;
-		g_cmp_bits = j.cmp_bits;
+#ifdef KERNEL_COUNT
+		set_comparison(j.cmp, j.cmp_bits);
+#endif
 		ACC r = workgroup_reduce(lid, fold_strided(j.src, j.src_vec, j.n, j.head, j.nvec, lid, WG_SIZE));
 		if (lid == 0u)
 			Accs(j.dst).v[0] = result_bits(r);

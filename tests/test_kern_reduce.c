@@ -195,6 +195,44 @@ static void test_reduce_subnormals_are_not_flushed(void **state)
 	}
 }
 
+/* Every comparison against every edge value (zeros of both signs, subnormals, infinities,
+ * NaN) on an array of those edge values, small and large (two kernels): numpy's answers. */
+static void test_reduce_count_edge_values_match_reference(void **state)
+{
+	(void)state;
+	const float edges[] = { -0.0f, 0.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f, 1.0f, -1.0f,
+				INFINITY, -INFINITY, NAN, FLT_MAX, -FLT_MAX };
+	const size_t edge_count = sizeof(edges) / sizeof(edges[0]);
+	const size_t lengths[] = { edge_count, 50000 };
+	for (size_t l = 0; l < 2; l++) {
+		size_t n = lengths[l];
+		float *x = malloc(n * sizeof(*x));
+		struct host_job *jobs = calloc(edge_count * VKR_CMP_COUNT_, sizeof(*jobs));
+		assert_non_null(x);
+		assert_non_null(jobs);
+		for (size_t i = 0; i < n; i++)
+			x[i] = edges[(i * 7) % edge_count];
+		size_t count = 0;
+		for (size_t e = 0; e < edge_count; e++)
+			for (unsigned c = 0; c < VKR_CMP_COUNT_; c++) {
+				jobs[count] = (struct host_job){ .kind = KERN_REDUCE, .op = VKR_OP_COUNT,
+								 .dtype = VKR_DTYPE_F32, .cmp = (vkr_cmp)c,
+								 .input = x, .n = n };
+				jobs[count++].cmp_value.f32 = edges[e];
+			}
+		harness_run(gpu, jobs, count);
+		for (size_t i = 0; i < count; i++) {
+			char why[256];
+			if (!ref_reduce_check(VKR_OP_COUNT, VKR_DTYPE_F32, jobs[i].cmp, jobs[i].cmp_value, x, n,
+					      jobs[i].result, why, sizeof(why)))
+				fail_msg("n=%zu x %s %g: %s", n, proto_cmp_name(jobs[i].cmp),
+					 (double)jobs[i].cmp_value.f32, why);
+		}
+		free(jobs);
+		free(x);
+	}
+}
+
 static void test_reduce_infinities_are_ordinary_values(void **state)
 {
 	(void)state;
@@ -373,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table),
 		cmocka_unit_test(test_reduce_array_larger_than_one_storage_binding),
 		cmocka_unit_test(test_reduce_subnormals_are_not_flushed),
+		cmocka_unit_test(test_reduce_count_edge_values_match_reference),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
