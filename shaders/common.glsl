@@ -114,7 +114,7 @@ const T NEG_LIMIT = 0ul;
 #endif
 
 // Order keys of non-NaN values: key(a) < key(b) exactly when a < b, except that -0 orders
-// below +0, which less() puts right. Without DenormPreserve a device may flush subnormals to
+// below +0 (both_zero() tells equal zeros apart where that matters, in count-if). Without DenormPreserve a device may flush subnormals to
 // zero in float comparisons (the H200 returned 0 for the min of 2^-149), so floats then
 // compare by their bits as signed integers, negative values with their order reversed.
 #if EXACT_COMPARE && defined(DTYPE_F32)
@@ -146,7 +146,9 @@ KEY order_key(T a) { return a; }
 bool key_less(KEY x, KEY y) { return x < y; }
 bool both_zero(T a, T b) { return false; } // native compares already treat -0 == +0
 #endif
-bool less(T a, T b) { return key_less(order_key(a), order_key(b)) && !both_zero(a, b); }
+// The order min and max use: by keys, where -0 is below +0 (IEEE totalOrder on the numbers;
+// numpy's min of -0 and +0 may give either, and they compare equal).
+bool less(T a, T b) { return key_less(order_key(a), order_key(b)); }
 
 // The operator, in one function. The left operand always holds the earlier elements, so
 // scans keep the order a non-commutative operator would need. min and max select one operand
