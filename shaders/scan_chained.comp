@@ -310,16 +310,24 @@ T look_back(uint lid, uint tile, T total)
 			blocks_done = true;
 		}
 
-		if (!tiles_done && ++waited_tiles >= pc.patience) {
+		// A stalled predecessor is taken over by its nearest waiters first: the patience
+		// grows with the distance, so that a late tile is not reduced again by every tile
+		// after it in its block (that storm cost whole milliseconds on the H200).
+		if (!tiles_done && ++waited_tiles >= pc.patience * (count - missing_tile)) {
 			waited_tiles = 0u;
 			fallback_tile(lid, first + missing_tile);
 		}
-		if (!blocks_done && ++waited_blocks >= pc.patience) {
-			waited_blocks = 0u;
-			if (missing_block < BLOCK)
-				fallback_block(lid, block - (window * BLOCK_WINDOW + missing_block + 1u));
-			else if (nearest == BLOCK)
+		if (!blocks_done) {
+			++waited_blocks;
+			uint m = window * BLOCK_WINDOW + missing_block + 1u; // blocks back
+			uint tiles_back = (m - 1u) * BLOCK + count + 1u;      // to that block's last tile
+			if (missing_block < BLOCK && waited_blocks >= pc.patience * tiles_back) {
+				waited_blocks = 0u;
+				fallback_block(lid, block - m);
+			} else if (missing_block == BLOCK && nearest == BLOCK && waited_blocks >= pc.patience) {
+				waited_blocks = 0u;
 				window++; // a window of block aggregates and no prefix yet: look further back
+			}
 		}
 	}
 	if (block > 0u && count == BLOCK - 1u && lid == 0u)
