@@ -385,6 +385,9 @@ static int place(struct batch *b, struct batch_job *job, bool force)
 		job->src_host = host;
 	}
 
+	/* A scan's output always lands in host memory (an imported region or the readback ring),
+	 * written over the bus: the kernels then move whole tiles, contiguously. */
+	k->host_memory = k->kind == KERN_SCAN;
 	scratch_bytes = kern_scratch_bytes(b->d->gpu, k);
 	k->scratch = 0;
 	if (scratch_bytes > 0) {

@@ -166,6 +166,13 @@ static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job 
 	return SCAN_SLOTS * 2 * (16 / dtype_size(job->dtype)); /* SLOT_VECS = 2 in scan_tile.glsl */
 }
 
+/* The single-pass scan where the device has it (shaderInt64) and it was asked for, or the
+ * job reads or writes host memory: there reading the input once matters most. */
+static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
+{
+	return gpu->info.shader_int64 && (gpu->info.scan_single_pass || job->host_memory);
+}
+
 static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t tile = scan_tile_elements(gpu, job);
@@ -226,7 +233,7 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 		uint64_t acc = job->op == VKR_OP_COUNT ? 4 : dtype_size(job->dtype);
 		return align16(plan_reduce(gpu, job).groups * acc);
 	}
-	if (gpu->info.scan_single_pass)
+	if (single_pass(gpu, job))
 		return chained_layout(gpu, job).end;
 	return align16(scan_tiles(gpu, job) * dtype_size(job->dtype));
 }
@@ -295,7 +302,7 @@ struct scan_params {
 
 struct chained_params {
 	uint32_t src[2], dst[2], counter[2], states[2], values[2];
-	uint32_t n, tiles, vec_ok, patience;
+	uint32_t n, tiles, vec_ok, patience, staged;
 };
 
 struct clear_params {
@@ -346,7 +353,7 @@ static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
 		return 2;
 	if (job->n == 0)
 		return 0;
-	return gpu->info.scan_single_pass ? 2 : 3;
+	return single_pass(gpu, job) ? 2 : 3;
 }
 
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
@@ -398,6 +405,7 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
 	p.patience = rec->gpu->info.scan_patience;
+	p.staged = job->host_memory;
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
 	 * their tile from a counter, so the grid's shape does not matter. */
 	uint64_t max_x = rec->gpu->info.scan_workgroups;
@@ -410,7 +418,7 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 
 static void record_scan_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
-	if (rec->gpu->info.scan_single_pass) {
+	if (single_pass(rec->gpu, job)) {
 		record_chained_phase(rec, job, phase);
 		return;
 	}

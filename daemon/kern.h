@@ -35,6 +35,10 @@ struct kern_job {
 	 * scan: device address of n output elements, aligned to the element size */
 	uint64_t dst;
 	uint64_t scratch;    /* device address of kern_scratch_bytes() bytes, 16-byte aligned */
+	/* scan: src or dst is host memory the device reaches over PCIe (imported shared memory).
+	 * Such scans run single-pass (one read, one write over the bus) with whole-tile,
+	 * contiguous accesses, where the device has shaderInt64. */
+	bool host_memory;
 };
 
 /* Checks a job against the device: 0, -EINVAL (op not valid for the kind, min/max of an

@@ -67,6 +67,7 @@ layout(push_constant, scalar) uniform Params {
 	uint tiles;
 	uint vec_ok;    // src and dst are 16-byte aligned: whole slots load and store as vectors
 	uint patience;  // rounds a workgroup waits before it does stalled work itself
+	uint staged;    // move whole tiles through shared memory (src or dst is host memory)
 } pc;
 
 #define AGGREGATE 1u
@@ -83,6 +84,71 @@ shared T s_fold;
 
 #include "scan_tile.glsl"
 #include "blelloch.glsl"
+
+// Staged tiles (pc.staged): a whole tile moves between memory and shared memory with each
+// invocation's vectors 4 KiB apart, so that every load or store instruction of the workgroup
+// covers one contiguous 4 KiB; the slots are then read from (or written to) shared memory.
+// Over PCIe, slot-by-slot accesses (two vectors per invocation, the next invocation 32 bytes
+// on) turned into small requests: 8.5 GB/s for a scan of shared memory, against 50 GB/s for a
+// reduce, which reads contiguously. Only whole, 16-byte aligned tiles are staged.
+#define TILE_VECS (SLOTS * SLOT_VECS)
+shared VT s_stage[TILE_VECS];
+
+bool staged_tile(uint t)
+{
+	return pc.staged != 0u && pc.vec_ok != 0u && (t + 1u) * TILE <= pc.n;
+}
+
+// Loads tile t: invocation lid's slots lid and lid + 256 into vals[0] and vals[1].
+void load_tile(uint lid, uint t, out T vals[2][ITEMS])
+{
+	if (!staged_tile(t)) {
+		load_slot(t, lid, vals[0]);
+		load_slot(t, lid + 256u, vals[1]);
+		return;
+	}
+	Vecs vecs = Vecs(pc.src);
+	uint base = t * (TILE / VEC);
+	VT x[TILE_VECS / WG_SIZE];
+	for (uint k = 0u; k < TILE_VECS / WG_SIZE; k++)
+		x[k] = vecs.v[base + k * WG_SIZE + lid];
+	barrier(); // s_stage is free
+	for (uint k = 0u; k < TILE_VECS / WG_SIZE; k++)
+		s_stage[k * WG_SIZE + lid] = x[k];
+	barrier();
+	for (uint h = 0u; h < 2u; h++)
+		for (uint k = 0u; k < SLOT_VECS; k++) {
+			VT v = s_stage[(lid + h * 256u) * SLOT_VECS + k];
+			for (uint c = 0u; c < VEC; c++)
+				vals[h][k * VEC + c] = v[c];
+		}
+}
+
+// Writes tile t's scan: each slot's prefix, then its items in order.
+void store_tile(uint lid, uint t, T prefix[2], T vals[2][ITEMS])
+{
+	if (!staged_tile(t)) {
+		store_slot(t, lid, prefix[0], vals[0], EXCLUSIVE);
+		store_slot(t, lid + 256u, prefix[1], vals[1], EXCLUSIVE);
+		return;
+	}
+	barrier(); // s_stage is free
+	for (uint h = 0u; h < 2u; h++) {
+		T out_vals[ITEMS];
+		scan_slot(prefix[h], vals[h], EXCLUSIVE, out_vals);
+		for (uint k = 0u; k < SLOT_VECS; k++) {
+			VT v;
+			for (uint c = 0u; c < VEC; c++)
+				v[c] = out_vals[k * VEC + c];
+			s_stage[(lid + h * 256u) * SLOT_VECS + k] = v;
+		}
+	}
+	barrier();
+	OutVecs outv = OutVecs(pc.dst);
+	uint base = t * (TILE / VEC);
+	for (uint k = 0u; k < TILE_VECS / WG_SIZE; k++)
+		outv.v[base + k * WG_SIZE + lid] = s_stage[k * WG_SIZE + lid];
+}
 
 uint blocks() { return (pc.tiles + BLOCK - 1u) / BLOCK; }
 uint tile_entry(uint t) { return t; }
@@ -143,8 +209,7 @@ T tile_aggregate(uint lid, T vals[2][ITEMS])
 void fallback_tile(uint lid, uint m)
 {
 	T theirs[2][ITEMS];
-	load_slot(m, lid, theirs[0]);
-	load_slot(m, lid + 256u, theirs[1]);
+	load_tile(lid, m, theirs);
 	T aggregate = tile_aggregate(lid, theirs);
 	if (lid == 0u) {
 		memoryBarrierBuffer();
@@ -348,8 +413,7 @@ void main()
 		return; // the grid is rounded up to whole rows; the whole workgroup leaves together
 
 	T vals[2][ITEMS];
-	load_slot(tile, lid, vals[0]);
-	load_slot(tile, lid + 256u, vals[1]);
+	load_tile(lid, tile, vals);
 	T total = tile_aggregate(lid, vals);
 	if (lid == 0u)
 		publish(tile_entry(tile), total); // successors may use it from now on
@@ -375,6 +439,6 @@ void main()
 
 	T excl = tile == 0u ? NEUTRAL : look_back(lid, tile, total);
 
-	store_slot(tile, lid, op(excl, slot_prefix[0]), vals[0], EXCLUSIVE);
-	store_slot(tile, lid + 256u, op(excl, slot_prefix[1]), vals[1], EXCLUSIVE);
+	T prefix[2] = { op(excl, slot_prefix[0]), op(excl, slot_prefix[1]) };
+	store_tile(lid, tile, prefix, vals);
 }

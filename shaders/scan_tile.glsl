@@ -36,12 +36,10 @@ T fold_slot(T vals[ITEMS])
 	return s;
 }
 
-// Writes slot's scan given the prefix of everything before it: inclusive, or exclusive.
-void store_slot(uint tile, uint slot, T prefix, T vals[ITEMS], bool exclusive)
+// A slot's scan given the prefix of everything before it: inclusive, or exclusive.
+void scan_slot(T prefix, T vals[ITEMS], bool exclusive, out T out_vals[ITEMS])
 {
-	uint base = tile * TILE + slot * ITEMS;
 	T p = prefix;
-	T out_vals[ITEMS];
 	for (uint j = 0u; j < ITEMS; j++) {
 		if (exclusive) {
 			out_vals[j] = p;
@@ -51,6 +49,14 @@ void store_slot(uint tile, uint slot, T prefix, T vals[ITEMS], bool exclusive)
 			out_vals[j] = p;
 		}
 	}
+}
+
+// Writes slot's scan given the prefix of everything before it: inclusive, or exclusive.
+void store_slot(uint tile, uint slot, T prefix, T vals[ITEMS], bool exclusive)
+{
+	uint base = tile * TILE + slot * ITEMS;
+	T out_vals[ITEMS];
+	scan_slot(prefix, vals, exclusive, out_vals);
 	if (pc.vec_ok != 0u && base + ITEMS <= pc.n) {
 		OutVecs outv = OutVecs(pc.dst);
 		for (uint k = 0u; k < SLOT_VECS; k++) {

@@ -35,6 +35,12 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 	return (x + a - 1) / a * a;
 }
 
+static bool all_host_memory(void)
+{
+	const char *env = getenv("VKR_TEST_HOST_MEMORY");
+	return env && strcmp(env, "1") == 0;
+}
+
 void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 {
 	struct kern_job *kj = calloc(count ? count : 1, sizeof(*kj));
@@ -77,6 +83,7 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 			.n = jobs[i].n,
 			.src = in.address + in_off[i],
 			.dst = jobs[i].in_place ? in.address + in_off[i] : out.address + out_off[i],
+			.host_memory = jobs[i].host_memory || (jobs[i].kind == KERN_SCAN && all_host_memory()),
 		};
 		scratch_off[i] = align_up(scratch_bytes, 16);
 		scratch_bytes = scratch_off[i] + kern_scratch_bytes(gpu, &kj[i]);

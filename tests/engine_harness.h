@@ -23,6 +23,8 @@ struct host_job {
 	size_t n;
 	unsigned misalign;  /* elements by which the device copy starts past a 16-byte boundary */
 	bool in_place;      /* scan: write the output over the input on the device */
+	bool host_memory;   /* scan: run as for host memory (kern_job.host_memory); also set for
+			     * every scan by VKR_TEST_HOST_MEMORY=1 */
 	void *output;       /* borrowed, scan only: n elements */
 	vkr_value result;   /* reduce: filled in */
 };
