@@ -444,6 +444,7 @@ static void read_info(struct gpu *gpu)
 	info->denorm_preserve64 = base.apiVersion >= VK_API_VERSION_1_2 && floats.shaderDenormPreserveFloat64;
 	info->max_storage_buffer_range = p->limits.maxStorageBufferRange;
 	info->max_workgroup_count_x = p->limits.maxComputeWorkGroupCount[0];
+	info->max_shared_memory = p->limits.maxComputeSharedMemorySize;
 	info->max_allocation_size = m3.maxMemoryAllocationSize;
 	info->max_buffer_size = base.apiVersion >= VK_API_VERSION_1_3 ? m4.maxBufferSize
 								       : m3.maxMemoryAllocationSize;
@@ -488,13 +489,14 @@ static void read_info(struct gpu *gpu)
 	 * default, VKR_SCAN=single-pass for the one-pass scan with decoupled look-back. */
 	const char *scan = getenv("VKR_SCAN");
 	/* The single-pass scan needs 64-bit integers (its 32-bit look-back words). */
-	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0 && info->shader_int64;
+	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0 && info->shader_int64 &&
+				 info->max_shared_memory >= KERN_SINGLE_PASS_SHARED_BYTES;
 	/* VKR_SCAN_PATIENCE: look-back rounds a single-pass workgroup waits for a predecessor
 	 * before it does the stalled work itself. A round is one trip to L2 on a GPU; on a CPU
 	 * implementation a wait is time taken from the workgroup being waited for. */
 	const char *patience = getenv("VKR_SCAN_PATIENCE");
 	long rounds = patience && *patience ? strtol(patience, NULL, 10) : -1;
-	info->scan_patience = rounds > 0 && rounds < 1000000 ? (uint32_t)rounds
+	info->scan_patience = rounds > 0 && rounds <= 4096 ? (uint32_t)rounds /* no uint overflow in the shader */
 			      : p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 2 : 8;
 }
 
@@ -615,6 +617,8 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 		if ((src->needs_float64 && !gpu->info.shader_float64) ||
 		    (src->needs_int64 && !gpu->info.shader_int64))
 			continue; /* the dtype is refused by kern_validate on this device */
+		if (src->shared_bytes > gpu->info.max_shared_memory)
+			continue; /* kern plans around it (the single-pass scan) */
 		/* Variants of one module share it; find an earlier pipeline with the same code. */
 		VkShaderModule module = VK_NULL_HANDLE;
 		for (size_t j = 0; j < i && !module; j++)

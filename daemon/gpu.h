@@ -48,6 +48,7 @@ struct gpu_info {
 	uint32_t api_version;
 	char driver[256];              /* driver name and info, may be empty */
 	uint32_t subgroup_size;
+	uint32_t max_shared_memory;    /* maxComputeSharedMemorySize */
 	bool denorm_preserve32;        /* shaders can keep f32 subnormals (DenormPreserve) */
 	bool denorm_preserve64;        /* ... and f64 subnormals */
 	uint64_t max_storage_buffer_range;

@@ -79,6 +79,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->code_denorm_preserve = kernel_code_dp[kernel][dtype];
 	s->size_denorm_preserve = kernel_size_dp[kernel][dtype] ? *kernel_size_dp[kernel][dtype] : 0;
 	s->denorm_bits = dtype == VKR_DTYPE_F32 ? 32 : dtype == VKR_DTYPE_F64 ? 64 : 0;
+	s->shared_bytes = kernel == K_SCAN_CHAINED ? KERN_SINGLE_PASS_SHARED_BYTES : 0;
 	s->spec[0] = op;
 	s->spec[1] = exclusive;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
@@ -170,7 +171,8 @@ static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job 
  * job reads or writes host memory: there reading the input once matters most. */
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
-	return gpu->info.shader_int64 && (gpu->info.scan_single_pass || job->host_memory);
+	return gpu->info.shader_int64 && gpu->info.max_shared_memory >= KERN_SINGLE_PASS_SHARED_BYTES &&
+	       (gpu->info.scan_single_pass || job->host_memory);
 }
 
 static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)

@@ -55,6 +55,10 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
  * depend on its batch. */
 #define KERN_SMALL_MAX_ELEMENTS 16384
 
+/* Shared memory of the single-pass scan (a 16 KiB tile stage, the Blelloch tree and the
+ * look-back's window), rounded up; devices with less run every scan as reduce-then-scan. */
+#define KERN_SINGLE_PASS_SHARED_BYTES 24576u
+
 /* Records all jobs (already validated) into cmd: every phase of every job, separated by
  * compute->compute barriers. The caller makes inputs visible before (host writes are, by
  * submission; transfers need a barrier) and gpu_cmd_submit makes outputs visible to the
@@ -80,6 +84,8 @@ struct kern_pipeline_source {
 	const uint32_t *code_denorm_preserve;
 	size_t size_denorm_preserve;
 	unsigned denorm_bits;
+	/* Shared memory the kernel needs beyond Vulkan's guaranteed 16 KiB (0 if it fits). */
+	uint32_t shared_bytes;
 	uint32_t spec[2]; /* specialization constants 0 (op) and 1 (exclusive) */
 	bool needs_float64;
 	bool needs_int64;

@@ -214,6 +214,7 @@ ACC workgroup_reduce(uint lid, ACC mine)
 		if (lid < k)
 			tree[lid] = acc_op(tree[lid], tree[lid + k]);
 	}
+	barrier(); // invocation 0's last write is visible to every reader
 	return tree[0];
 }
 

@@ -211,8 +211,9 @@ void fallback_tile(uint lid, uint m)
 	T theirs[2][ITEMS];
 	load_tile(lid, m, theirs);
 	T aggregate = tile_aggregate(lid, theirs);
+	memoryBarrierBuffer(); // every invocation's loads are done before the state is checked
+	barrier();
 	if (lid == 0u) {
-		memoryBarrierBuffer();
 		T ignored;
 		if (read_entry(tile_entry(m), ignored) == 0u)
 			publish(tile_entry(m), aggregate);
@@ -417,6 +418,10 @@ void main()
 	T total = tile_aggregate(lid, vals);
 	if (lid == 0u)
 		publish(tile_entry(tile), total); // successors may use it from now on
+	// Published before any output is stored (the down-sweep's barriers follow): a waiter that
+	// reads output where this tile's input was (in place) also sees the state, and discards
+	// its fallback.
+	memoryBarrierBuffer();
 
 	// The down-sweep turns the up-swept tree into each slot's exclusive prefix in the tile.
 	barrier(); // every invocation has read the root
