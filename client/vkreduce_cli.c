@@ -522,12 +522,22 @@ static void prom_header(const char *name, const char *type, const char *help)
  * durations in nanoseconds become seconds; the jobs-per-batch buckets become a cumulative
  * histogram; limits become one gauge labelled by name.
  */
+/* The maps of stats that become one metric labelled by their keys. */
+static const struct prom_labelled {
+	const char *map, *metric, *type, *help, *label;
+} prom_labelled[] = {
+	{ "requests", "vkreduce_requests_total", "counter", "requests received, by method", "method" },
+	{ "errors", "vkreduce_errors_total", "counter", "error replies, by wire error name", "error" },
+	{ "limits", "vkreduce_limit", "gauge", "limits in force, by name", "name" },
+};
+#define PROM_LABELLED_COUNT (sizeof(prom_labelled) / sizeof(prom_labelled[0]))
+
 static void print_prometheus(const vkr_kvlist *l)
 {
 	uint64_t hist[64] = { 0 };
 	unsigned hist_top = 0;
 	double hist_sum = 0, hist_count = 0;
-	bool have_hist = false, said_requests = false, said_errors = false, said_limits = false;
+	bool have_hist = false, said[PROM_LABELLED_COUNT] = { false };
 	char name[160];
 
 	for (size_t i = 0; i < l->count; i++) {
@@ -564,25 +574,16 @@ static void print_prometheus(const vkr_kvlist *l)
 		}
 		size_t plen = (size_t)(dot - key);
 		const char *sub = dot + 1;
-		if (plen == 8 && strncmp(key, "requests", 8) == 0) {
-			if (!said_requests)
-				prom_header("vkreduce_requests_total", "counter", "requests received, by method");
-			said_requests = true;
-			printf("vkreduce_requests_total{method=\"");
-			prom_label(sub);
-			printf("\"} %.17g\n", v);
-		} else if (plen == 6 && strncmp(key, "errors", 6) == 0) {
-			if (!said_errors)
-				prom_header("vkreduce_errors_total", "counter", "error replies, by wire error name");
-			said_errors = true;
-			printf("vkreduce_errors_total{error=\"");
-			prom_label(sub);
-			printf("\"} %.17g\n", v);
-		} else if (plen == 6 && strncmp(key, "limits", 6) == 0) {
-			if (!said_limits)
-				prom_header("vkreduce_limit", "gauge", "limits in force, by name");
-			said_limits = true;
-			printf("vkreduce_limit{name=\"");
+		size_t m = 0;
+		while (m < PROM_LABELLED_COUNT &&
+		       !(strlen(prom_labelled[m].map) == plen && strncmp(key, prom_labelled[m].map, plen) == 0))
+			m++;
+		if (m < PROM_LABELLED_COUNT) {
+			const struct prom_labelled *pl = &prom_labelled[m];
+			if (!said[m])
+				prom_header(pl->metric, pl->type, pl->help);
+			said[m] = true;
+			printf("%s{%s=\"", pl->metric, pl->label);
 			prom_label(sub);
 			printf("\"} %.17g\n", v);
 		} else if (plen == 14 && strncmp(key, "jobs_per_batch", 14) == 0) {

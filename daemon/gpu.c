@@ -488,9 +488,9 @@ static void read_info(struct gpu *gpu)
 	/* The scan algorithm: reduce-then-scan (three dispatches, reads the input twice) by
 	 * default, VKR_SCAN=single-pass for the one-pass scan with decoupled look-back. */
 	const char *scan = getenv("VKR_SCAN");
-	/* The single-pass scan needs 64-bit integers (its 32-bit look-back words). */
-	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0 && info->shader_int64 &&
-				 info->max_shared_memory >= KERN_SINGLE_PASS_SHARED_BYTES;
+	/* Asked for; kern.c runs it where the device built its pipelines (shaderInt64 and enough
+	 * shared memory). */
+	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
 	/* VKR_SCAN_PATIENCE: look-back rounds a single-pass workgroup waits for a predecessor
 	 * before it does the stalled work itself. A round is one trip to L2 on a GPU; on a CPU
 	 * implementation a wait is time taken from the workgroup being waited for. */
@@ -788,7 +788,7 @@ uint64_t gpu_validation_messages(const struct gpu *gpu)
 	return atomic_load(&((struct gpu *)gpu)->validation_messages);
 }
 
-VkPipeline gpu_pipeline(struct gpu *gpu, uint32_t index)
+VkPipeline gpu_pipeline(const struct gpu *gpu, uint32_t index)
 {
 	return index < gpu->pipeline_count ? gpu->pipelines[index] : VK_NULL_HANDLE;
 }

@@ -61,7 +61,7 @@ struct gpu_info {
 	uint64_t host_import_alignment; /* minImportedHostPointerAlignment, 0 without import */
 	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
 	uint32_t scan_workgroups;      /* most workgroups in one row of a scan dispatch */
-	bool scan_single_pass;         /* single-pass scan (else reduce-then-scan) */
+	bool scan_single_pass;         /* single-pass scan asked for (VKR_SCAN), else reduce-then-scan */
 	uint32_t scan_patience;        /* single-pass: look-back rounds before doing stalled work */
 	double timestamp_period_ns;    /* 0 when the queue has no timestamps */
 	char choice_reason[256];       /* why this device was chosen */
@@ -153,7 +153,7 @@ uint64_t gpu_last_submitted_value(const struct gpu *gpu);
 bool gpu_is_lost(const struct gpu *gpu);
 
 /* Internal to the engine (kern_*.c): binds pipeline `index` and pushes constants. */
-VkPipeline gpu_pipeline(struct gpu *gpu, uint32_t index);
+VkPipeline gpu_pipeline(const struct gpu *gpu, uint32_t index);
 VkPipelineLayout gpu_pipeline_layout(struct gpu *gpu);
 
 #endif /* VKR_GPU_H */

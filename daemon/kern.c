@@ -167,12 +167,13 @@ static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job 
 	return SCAN_SLOTS * 2 * (16 / dtype_size(job->dtype)); /* SLOT_VECS = 2 in scan_tile.glsl */
 }
 
-/* The single-pass scan where the device has it (shaderInt64) and it was asked for, or the
- * job reads or writes host memory: there reading the input once matters most. */
+/* The single-pass scan where it was asked for, or the job reads or writes host memory
+ * (there reading the input once matters most), and the device built its pipelines: they need
+ * shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory (gpu.c skips them otherwise). */
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
-	return gpu->info.shader_int64 && gpu->info.max_shared_memory >= KERN_SINGLE_PASS_SHARED_BYTES &&
-	       (gpu->info.scan_single_pass || job->host_memory);
+	return (gpu->info.scan_single_pass || job->host_memory) &&
+	       gpu_pipeline(gpu, PIPE_SCAN_CHAINED + (job->dtype * SCALAR_OPS + job->op) * 2) != VK_NULL_HANDLE;
 }
 
 static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)

@@ -497,6 +497,16 @@ def limits_of(path):
     return hello["limits"]
 
 
+def reload_with(d, conf, text, logged, timeout=5.0):
+    """Writes the configuration file, sends SIGHUP, and waits (up to timeout) for the log line."""
+    with open(conf, "w") as f:
+        f.write(text)
+    d.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + timeout
+    while logged not in d.text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_config(tmp):
     conf = os.path.join(tmp, "vkreduced.conf")
     with open(conf, "w") as f:
@@ -516,13 +526,8 @@ def test_config(tmp):
         # the flag still wins; a restart-only limit keeps its value and the log says so.
         c = Conn(d.path)
         check(c.call("ping", []) == (None, "pong"), "client connected before the reload")
-        with open(conf, "w") as f:
-            f.write("max-connections = 5\nmax-requests-per-conn = 9\nmax-batch-jobs = 128\nlog-level = info\n")
-        d.proc.send_signal(signal.SIGHUP)
-        for _ in range(100):
-            if "reloaded the configuration" in d.text():
-                break
-            time.sleep(0.05)
+        reload_with(d, conf, "max-connections = 5\nmax-requests-per-conn = 9\nmax-batch-jobs = 128\nlog-level = info\n",
+                    "reloaded the configuration")
         check(c.call("ping", []) == (None, "pong"), "the client survives the reload")
         err, hello = c.call("hello", ["after-reload"])
         lim = hello["limits"]
@@ -532,13 +537,7 @@ def test_config(tmp):
         check("max-batch-jobs changed" in d.text() and "next start" in d.text(),
               "the log says max-batch-jobs needs a restart")
         # A bad file on reload keeps the running configuration and the daemon.
-        with open(conf, "w") as f:
-            f.write("max-connections = 2\nmax-connections = many\n")
-        d.proc.send_signal(signal.SIGHUP)
-        for _ in range(100):
-            if "keeping the running configuration" in d.text():
-                break
-            time.sleep(0.05)
+        reload_with(d, conf, "max-connections = 2\nmax-connections = many\n", "keeping the running configuration")
         check("vkreduced.conf:2: max-connections" in d.text(), "a bad reload names the line")
         err, hello = c.call("hello", ["after-bad-reload"])
         check(hello["limits"]["max_connections"] == 5, "a bad reload changes nothing")
