@@ -29,6 +29,8 @@ struct cfg {
 	int latency_iters;
 	double seconds; /* per throughput row */
 	int window; /* requests in flight per client */
+	bool cork; /* send each refill of the window in one write (vkr_cork) */
+	bool shm;  /* throughput rows read the input from a registered shared-memory region */
 	int clients[8];
 	int nclients;
 };
@@ -174,20 +176,35 @@ static int client_main(const struct cfg *cfg, int start_fd, int out_fd, uint32_t
 	fill(x, cfg->size);
 	if ((err = vkr_connect(cfg->socket, &c)) < 0)
 		die("connect", err);
+	vkr_shm *shm = NULL;
+	vkr_region region = 0;
+	if (cfg->shm) {
+		if ((err = vkr_shm_create((size_t)cfg->size * sizeof(float), &shm)) < 0)
+			die("shm_create", err);
+		fill(vkr_shm_data(shm), cfg->size);
+		if ((err = vkr_shm_seal(shm)) < 0 || (err = vkr_shm_register(c, shm, false, &region)) < 0)
+			die("shm_register", err);
+	}
 	if (read(start_fd, &b, 1) < 0)
 		return 1;
 	double deadline = now_s() + cfg->seconds;
 	while (now_s() < deadline) {
+		if (cfg->cork)
+			(void)vkr_cork(c, true);
 		while (inflight < cfg->window && free_slots) {
 			struct slot *sl = free_slots;
 			free_slots = sl->next_free;
 			sl->t0 = now_s();
-			err = vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_F32, x, (size_t)cfg->size, NULL,
-			                       on_reduce, sl);
+			err = shm ? vkr_reduce_shm_async(c, VKR_OP_SUM, VKR_DTYPE_F32, region, 0,
+			                                 (uint64_t)cfg->size, NULL, on_reduce, sl)
+			          : vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_F32, x, (size_t)cfg->size,
+			                             NULL, on_reduce, sl);
 			if (err < 0)
 				die("reduce_async", err);
 			inflight++;
 		}
+		if (cfg->cork && (err = vkr_cork(c, false)) < 0)
+			die("cork", err);
 		if ((err = vkr_dispatch(c, 100)) < 0)
 			die("dispatch", err);
 	}
@@ -201,6 +218,7 @@ static int client_main(const struct cfg *cfg, int start_fd, int out_fd, uint32_t
 	if (write(out_fd, &counted, sizeof(counted)) != (ssize_t)sizeof(counted))
 		return 1;
 	vkr_close(c);
+	vkr_shm_free(shm);
 	free(x);
 	free(slots);
 	return errors ? 1 : 0;
@@ -223,8 +241,9 @@ static void batch_counters(const struct cfg *cfg, double *batches, double *jobs)
 
 static void bench_throughput(const struct cfg *cfg)
 {
-	printf("throughput: async reduces of %d f32, window %d per client, %.1f s per row\n",
-	       cfg->size, cfg->window, cfg->seconds);
+	printf("throughput: async reduces of %d f32 (%s%s), window %d per client, %.1f s per row\n",
+	       cfg->size, cfg->shm ? "shared memory" : "inline", cfg->cork ? ", corked" : "", cfg->window,
+	       cfg->seconds);
 	printf("| clients | requests/s | jobs per batch | p50 (us) | p99 (us) |\n|---:|---:|---:|---:|---:|\n");
 	for (int row = 0; row < cfg->nclients; row++) {
 		int n = cfg->clients[row], start[2], res[2];
@@ -286,10 +305,12 @@ static void usage(void)
 {
 	printf("usage: vkreduce-daemon-bench [--socket PATH] [--size N] [--iters N]\n"
 	       "                             [--seconds S] [--window W] [--clients 1,8,32]\n"
-	       "                             [--no-latency] [--no-throughput]\n"
+	       "                             [--no-latency] [--no-throughput] [--cork] [--shm]\n"
 	       "Measures latency and throughput of vkreduced through libvkreduce. Start the\n"
 	       "daemon first (e.g. vkreduced --socket /tmp/v.sock), once as is and once with\n"
-	       "--max-batch-jobs 1, and compare the tables.\n");
+	       "--max-batch-jobs 1, and compare the tables. --cork sends each refill of a\n"
+	       "client's window in one write (vkr_cork); --shm makes the throughput rows reduce\n"
+	       "a registered shared-memory region instead of inline arrays.\n");
 }
 
 int main(int argc, char **argv)
@@ -307,6 +328,10 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--no-latency") == 0) {
 			latency = false;
+		} else if (strcmp(a, "--cork") == 0) {
+			cfg.cork = true;
+		} else if (strcmp(a, "--shm") == 0) {
+			cfg.shm = true;
 		} else if (strcmp(a, "--no-throughput") == 0) {
 			throughput = false;
 		} else if (!v) {

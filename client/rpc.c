@@ -44,6 +44,7 @@ struct vkr_client {
 	char *out; /* owned */
 	size_t out_len, out_off, out_cap;
 	bool out_oom; /* a pack ran out of memory: the request being built is void */
+	bool corked; /* vkr_cork: committed requests wait for a flush, dispatch or uncork */
 	msgpack_packer pk; /* writes into out */
 
 	/* Receive buffer: bytes [in_off, in_len) are not parsed yet. Replies are decoded in
@@ -387,7 +388,8 @@ int rpc_commit(vkr_client *c, struct rpc_call *call)
 	*slot = call;
 	c->ncalls++;
 	/* A failure here fails the call through its reply function, like any later one. */
-	(void)send_some(c);
+	if (!c->corked)
+		(void)send_some(c);
 	return 0;
 }
 
@@ -763,6 +765,14 @@ void vkr_set_timeout(vkr_client *c, int timeout_ms)
 int vkr_get_fd(const vkr_client *c)
 {
 	return c->fd;
+}
+
+int vkr_cork(vkr_client *c, bool corked)
+{
+	c->corked = corked;
+	if (corked || c->error)
+		return c->error;
+	return send_some(c);
 }
 
 bool vkr_want_write(const vkr_client *c)

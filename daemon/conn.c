@@ -718,12 +718,15 @@ static void on_poll(uv_poll_t *handle, int status, int events)
 		conn_close(conn);
 		return;
 	}
+	uint64_t t0 = vkrd_now_ns();
+	struct vkrd *d = conn->d;
 	conn_ref(conn);
 	if (events & UV_WRITABLE)
 		flush(conn);
 	if ((events & UV_READABLE) && !conn->closing)
 		on_readable(conn);
 	conn_unref(conn);
+	d->stats.loop_read_ns += vkrd_now_ns() - t0;
 }
 
 void conn_finish(struct conn *conn)

@@ -124,6 +124,7 @@ static void method_stats(struct conn *conn, uint32_t msgid, const msgpack_object
 				 params->size);
 		return;
 	}
+	conn->d->stats.loop_idle_ns = uv_metrics_idle_time(conn->d->loop);
 	stats_pack(&conn->d->stats, &conn->d->limits, conn_reply_begin(conn, msgid));
 	conn_reply_end(conn);
 }

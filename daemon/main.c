@@ -484,6 +484,9 @@ int main(int argc, char **argv)
 		goto out_config;
 	}
 	d.loop = &loop;
+	/* For stats' loop_idle_ns_total: how much of the loop thread is left. */
+	if ((r = uv_loop_configure(&loop, UV_METRICS_IDLE_TIME)))
+		log_warn("libuv idle-time metric: %s", uv_strerror(r));
 	uv_timer_init(&loop, &m.drain_timer);
 	uv_signal_init(&loop, &m.sig_term);
 	uv_signal_init(&loop, &m.sig_int);

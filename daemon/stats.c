@@ -128,6 +128,12 @@ void stats_pack(const struct stats *s, const struct limits *limits, msgpack_pack
 	pack_kv(pk, "request_wake_ns_total", s->req_wake_ns);
 	pack_kv(pk, "request_reply_ns_total", s->req_reply_ns);
 	pack_kv(pk, "requests_timed", s->req_timed);
+	pack_kv(pk, "loop_read_ns_total", s->loop_read_ns);
+	pack_kv(pk, "loop_copy_ns_total", s->loop_copy_ns);
+	pack_kv(pk, "loop_record_ns_total", s->loop_record_ns);
+	pack_kv(pk, "loop_submit_ns_total", s->loop_submit_ns);
+	pack_kv(pk, "loop_complete_ns_total", s->loop_complete_ns);
+	pack_kv(pk, "loop_idle_ns_total", s->loop_idle_ns);
 	pack_kv(pk, "connections", s->connections);
 	pack_kv(pk, "connections_total", s->connections_total);
 	pack_kv(pk, "connections_refused", s->connections_refused);

@@ -59,6 +59,16 @@ struct stats {
 	uint64_t req_wake_ns;
 	uint64_t req_reply_ns;
 	uint64_t req_timed;
+	/* Where the loop thread's time goes (ns): reading and decoding sockets (with the
+	 * writes a read triggers), copying inline inputs into the upload ring, recording
+	 * command buffers, vkQueueSubmit, answering completed batches; and sleeping in
+	 * epoll (libuv's idle-time metric; polling with VKR_LOOP_SPIN_US counts as busy). */
+	uint64_t loop_read_ns;
+	uint64_t loop_copy_ns;
+	uint64_t loop_record_ns;
+	uint64_t loop_submit_ns;
+	uint64_t loop_complete_ns;
+	uint64_t loop_idle_ns;
 	uint64_t connections;                        /* open now */
 	uint64_t connections_total;                  /* accepted since start */
 	uint64_t connections_refused;                /* closed at once: max_connections */

@@ -229,6 +229,31 @@ static void test_replies_in_any_order_reach_their_own_callbacks(void **state)
 	fake_stop(&f, c);
 }
 
+/* Corked requests stay in the send buffer until uncorked, then all go, and are answered. */
+static void test_corked_requests_wait_for_uncork(void **state)
+{
+	struct fake f;
+	struct seen s[3] = { 0 };
+	uint64_t x = 5;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_reverse_order);
+	assert_int_equal(vkr_cork(c, true), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce,
+		                                  &s[i]),
+		                 0);
+	assert_true(vkr_want_write(c)); /* nothing went out: the socket would have taken it all */
+	assert_int_equal(vkr_cork(c, false), 0);
+	assert_false(vkr_want_write(c));
+	while (vkr_pending(c) > 0)
+		assert_true(vkr_dispatch(c, 5000) >= 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(s[i].calls, 1);
+		assert_int_equal(s[i].value, 1000 + (uint64_t)i + 1);
+	}
+	fake_stop(&f, c);
+}
+
 static void script_wire_error_then_pong(struct fake *f)
 {
 	uint32_t id;
@@ -387,6 +412,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replies_in_any_order_reach_their_own_callbacks),
+		cmocka_unit_test(test_corked_requests_wait_for_uncork),
 		cmocka_unit_test(test_wire_error_gives_code_and_sanitized_message),
 		cmocka_unit_test(test_result_of_wrong_shape_fails_only_that_call),
 		cmocka_unit_test(test_garbage_from_daemon_fails_calls_with_eproto),

@@ -264,6 +264,14 @@ int vkr_scan_shm_async(vkr_client *client, vkr_op op, vkr_dtype dtype, vkr_regio
 /* The socket, for poll()/epoll/an event loop: wait for POLLIN, and for POLLOUT too while
  * vkr_want_write() is true. Borrowed: do not close it or read from it. */
 int vkr_get_fd(const vkr_client *client);
+/*
+ * While corked, asynchronous requests collect in the send buffer instead of each going out
+ * in a system call of its own; vkr_flush, vkr_dispatch, a blocking call or uncorking sends
+ * them. A client that queues many requests at once (a pipeline refill) sends them in one
+ * write this way, which saves the daemon a socket read and a wake-up per request. Uncorking
+ * sends what the socket takes without blocking. Returns 0 or the connection's error.
+ */
+int vkr_cork(vkr_client *client, bool corked);
 /* True while requests wait in the send buffer. */
 bool vkr_want_write(const vkr_client *client);
 /* Number of requests sent or queued whose reply has not been handled yet. */
