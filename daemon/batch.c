@@ -70,6 +70,9 @@ struct batch {
 	unsigned wait_first, wait_count;
 	uint64_t done_value;             /* every value <= this has completed */
 	bool lost;                       /* gpu_wait reported device loss */
+	/* done_value, and UINT64_MAX after a loss, for the polling loop to read without the
+	 * mutex: a loop taking the mutex at every turn delays the completion thread. */
+	atomic_uint_fast64_t done_hint;
 	bool stop;
 	atomic_uint_fast64_t submits;    /* batches handed to the thread (read while spinning) */
 	uint64_t spin_ns;                /* how long the thread waits for the next batch awake */
@@ -130,6 +133,7 @@ static void *completion_main(void *arg)
 		} else {
 			b->lost = true;
 		}
+		atomic_store_explicit(&b->done_hint, b->lost ? UINT64_MAX : b->done_value, memory_order_release);
 		b->wait_first = (b->wait_first + 1) % MAX_IN_FLIGHT;
 		b->wait_count--;
 		uv_async_send(&b->async);
@@ -845,12 +849,8 @@ static void on_async(uv_async_t *handle)
 static void on_loop_idle(uv_idle_t *handle)
 {
 	struct batch *b = handle->data;
-	bool ready;
 
-	pthread_mutex_lock(&b->mu);
-	ready = b->oldest && (b->oldest->value <= b->done_value || b->lost);
-	pthread_mutex_unlock(&b->mu);
-	if (ready)
+	if (b->oldest && b->oldest->value <= atomic_load_explicit(&b->done_hint, memory_order_acquire))
 		process_completions(b);
 	if (vkrd_now_ns() >= b->loop_spin_until) {
 		uv_idle_stop(&b->idle);
@@ -979,6 +979,7 @@ static void rebuild_device(struct batch *b)
 	b->scratch = sc;
 	b->lost = false;
 	b->done_value = 0;
+	atomic_store(&b->done_hint, 0);
 	b->wait_first = b->wait_count = 0;
 	for (struct conn *c = d->conns; c; c = c->next)
 		for (size_t i = 0; i < c->regions.count; i++) {
@@ -1003,6 +1004,7 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 	}
 	b->d = d;
 	atomic_init(&b->submits, 0);
+	atomic_init(&b->done_hint, 0);
 	/* As gpu_wait's poll (VKR_WAIT_SPIN_US, default 100 us on GPUs and 0 on CPU devices,
 	 * whose workers need the cores). */
 	{
