@@ -33,5 +33,5 @@ for config in "$@"; do
   wait "$pid"
 done
 rm -rf "$cache"
-# The device tool brings back only a few files: pack them into one.
-tar czf "$out.tgz" -C "$out" . && rm -rf "${out:?}" && mkdir -p "$out" && mv "$out.tgz" "$out/"
+# The device tool brings back only a few files: pack them into one (NO_TAR=1: the caller does).
+[ -n "${NO_TAR:-}" ] || tar czf "$out.tgz" -C "$out" . && rm -rf "${out:?}" && mkdir -p "$out" && mv "$out.tgz" "$out/"

@@ -37,31 +37,23 @@ python3 bench/torch_bench.py --dtypes f32 --min-log2 10 --max-log2 10 --cummin-m
 echo "rc=$?"
 fi
 
-daemon_run() { # NAME DAEMON-FLAGS... -- BENCH-FLAGS...
-  local name=$1 sock=/tmp/vkr-bench.sock pid
-  shift
-  local dflags=() bflags=()
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do dflags+=("$1"); shift; done
-  shift
-  bflags=("$@")
-  rm -f "$sock"
-  "$b/daemon/vkreduced" --socket "$sock" "${dflags[@]}" 2> "$out/daemon-$name.log" &
-  pid=$!
-  for _ in $(seq 1200); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done  # the first start compiles every pipeline
-  "$b/bench/vkreduce-daemon-bench" --socket "$sock" "${bflags[@]}" > "$out/daemon-$name.txt" 2>&1
-  echo "rc=$?"
-  if [ "$name" = batched ]; then
-    "$b/bench/vkreduce-shm-bench" --socket "$sock" --mib 1024 --reps 10 > "$out/shm.txt" 2>&1
-    echo "shm rc=$?"
-  fi
-  "$b/client/vkreduce" --socket "$sock" stats > "$out/daemon-$name-stats.txt" 2>&1
-  kill "$pid"
-  wait "$pid"
-}
-echo "== daemon, batched"
-daemon_run batched --
-echo "== daemon, one job per batch"
-daemon_run unbatched --max-batch-jobs 1 -- --no-latency
+echo "== daemon: latency and throughput, each row a fresh daemon"
+NO_TAR=1 bench/run-daemon-h200.sh "$out/daemon" 'batched:::' 'batched-cork:::--no-latency --cork' \
+  'batched-shm:::--no-latency --cork --shm' 'loop-spin-50:VKR_LOOP_SPIN_US=50::--no-throughput' \
+  'unbatched::--max-batch-jobs 1:--no-latency --cork' > "$out/daemon.txt" 2>&1
+echo "rc=$?"
+echo "== shared memory: 1 GiB through the client library"
+sock=/tmp/vkr-bench.sock
+rm -f "$sock"
+"$b/daemon/vkreduced" --socket "$sock" 2> "$out/daemon-shm.log" &
+pid=$!
+for _ in $(seq 1200); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done  # the first start compiles every pipeline
+"$b/bench/vkreduce-shm-bench" --socket "$sock" --mib 1024 --reps 10 > "$out/shm.txt" 2>&1
+echo "shm rc=$?"
+kill "$pid"
+wait "$pid"
+python3 bench/plot_daemon.py "$out" "$out/plots"
+echo "daemon plots rc=$?"
 
 if [ "${ONLY:-}" != daemon ]; then
   echo "== plots"
