@@ -25,8 +25,8 @@ for config in "$@"; do
   pid=$!
   for _ in $(seq 1200); do "$b/client/vkreduce" --socket "$sock" ping >/dev/null 2>&1 && break; sleep 0.1; done
   echo "== $name: env [$envs] daemon [$dflags] bench [$bflags]"
-  # shellcheck disable=SC2086
-  "$b/bench/vkreduce-daemon-bench" --socket "$sock" $bflags 2>&1 | tee "$out/$name.txt"
+  # shellcheck disable=SC2086  # the environment applies to the clients too (VKR_CLIENT_*)
+  env $envs "$b/bench/vkreduce-daemon-bench" --socket "$sock" $bflags 2>&1 | tee "$out/$name.txt"
   "$b/client/vkreduce" --socket "$sock" stats > "$out/$name-stats.txt" 2>&1
   grep -E '^(requests_total|batches|batch_jobs|gpu_ns_total|request_.*|loop_.*) ' "$out/$name-stats.txt"
   kill "$pid"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "kvlist.h"
 #include "proto_names.h"
 #include "rpc.h"
@@ -214,12 +215,23 @@ static int reduce_start(vkr_client *c, vkr_op op, vkr_dtype dtype, const struct 
 	/* count means count-if: the protocol has no default comparison. */
 	if (op == VKR_OP_COUNT && (!opts || (unsigned)opts->cmp >= VKR_CMP_COUNT_))
 		return -EINVAL;
+	/* A small inline input travels through the connection's arena when it has one (before
+	 * rpc_begin: setting the arena up sends a request of its own). */
+	struct src via_arena = *src;
+	uint32_t slot = 0;
+	if (!src->shm)
+		slot = arena_put(c, rpc_arena(c), src->data, (size_t)src->n * proto_dtype_size(dtype),
+		                 &via_arena.region, &via_arena.offset);
+	via_arena.shm = via_arena.shm || slot != 0;
 	pk = rpc_begin(c, "reduce", with_opts ? 4 : 3, &call, &err);
-	if (!pk)
+	if (!pk) {
+		arena_release(rpc_arena(c), slot);
 		return err;
+	}
+	call->arena_slot = slot;
 	pack_str(pk, proto_op_name(op));
 	pack_str(pk, proto_dtype_name(dtype));
-	pack_src(pk, dtype, src);
+	pack_src(pk, dtype, &via_arena);
 	if (with_opts) {
 		msgpack_pack_map(pk, 2);
 		pack_str(pk, "cmp");

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "proto_path.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -53,6 +54,7 @@ struct vkr_client {
 	size_t in_off, in_len, in_cap;
 	msgpack_zone zone;
 	int64_t spin_ns; /* blocking calls poll this long before they sleep in poll() */
+	struct arena arena; /* small inline inputs go through shared memory */
 	struct rpc_call *free_calls; /* owned: finished calls kept for reuse */
 	size_t nfree_calls;
 
@@ -150,6 +152,8 @@ static struct rpc_call *call_alloc(vkr_client *c)
 
 static void call_free(vkr_client *c, struct rpc_call *call)
 {
+	arena_release(&c->arena, call->arena_slot);
+	call->arena_slot = 0;
 	if (c->nfree_calls >= RPC_FREE_CALLS_MAX) {
 		free(call);
 		return;
@@ -220,6 +224,7 @@ int rpc_connect(const char *path, vkr_client **out)
 		return -ENOMEM;
 	c->timeout_ms = -1;
 	c->next_msgid = 1;
+	arena_init(&c->arena);
 	/* VKR_CLIENT_SPIN_US: how long a blocking call polls the socket before it sleeps. A
 	 * sleeping thread is woken by the scheduler, which can cost as much as the GPU work of a
 	 * small request; 0 turns the polling off. */
@@ -290,6 +295,7 @@ void rpc_close(vkr_client *c)
 		c->free_calls = call->next;
 		free(call);
 	}
+	arena_finish(&c->arena);
 	msgpack_zone_destroy(&c->zone);
 	free(c->in);
 	free(c->out);
@@ -773,6 +779,11 @@ int vkr_cork(vkr_client *c, bool corked)
 	if (corked || c->error)
 		return c->error;
 	return send_some(c);
+}
+
+struct arena *rpc_arena(vkr_client *c)
+{
+	return &c->arena;
 }
 
 bool vkr_want_write(const vkr_client *c)

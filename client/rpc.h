@@ -36,6 +36,7 @@ struct rpc_call {
 	vkr_op op;
 	void *out; /* borrowed: where a scan's data goes, may be NULL */
 	uint64_t n; /* elements expected back (inline scans) */
+	uint32_t arena_slot; /* 1 + the arena slot holding the input, 0: none (arena.h) */
 	struct rpc_call *next; /* hash chain, owned by the table */
 };
 
@@ -68,6 +69,10 @@ int rpc_wait(vkr_client *client, const bool *done, uint32_t msgid);
 
 /* Remembers the daemon's message of the latest wire error (sanitized, truncated). */
 void rpc_set_error_message(vkr_client *client, const char *msg, size_t len);
+
+/* The connection's shared-memory arena (arena.h); a call's slot is released when the call
+ * is freed, whatever ended it. */
+struct arena *rpc_arena(vkr_client *client);
 
 /* The blocking entry points refuse to run inside callbacks; this says whether we are. */
 bool rpc_in_callback(const vkr_client *client);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -35,6 +36,8 @@ struct fake {
 	msgpack_unpacked msg;
 	int got_fd; /* an fd received with a request, or -1 */
 	int got_fd_seals;
+	bool refuse_shm;    /* script_arena: answer register_shm with "shared memory rejected" */
+	int shm_seen, inline_seen; /* script_arena: reduce inputs by where they were */
 };
 
 /* Reads one whole request (blocking); returns its msgid and method, or false at EOF. */
@@ -392,6 +395,134 @@ static void script_register(struct fake *f)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* The sum of a reduce request's u32 input, read from the bin or from the registered memfd,
+ * as a daemon would. */
+static uint64_t sum_input(struct fake *f, const msgpack_object *src)
+{
+	uint64_t sum = 0;
+	uint32_t x;
+	if (src->type == MSGPACK_OBJECT_BIN) {
+		f->inline_seen++;
+		for (uint32_t i = 0; i + 4 <= src->via.bin.size; i += 4) {
+			memcpy(&x, src->via.bin.ptr + i, 4);
+			sum += x;
+		}
+		return sum;
+	}
+	uint64_t region = 0, offset = 0, count = 0;
+	for (uint32_t i = 0; i < src->via.map.size; i++) {
+		const msgpack_object_kv *kv = &src->via.map.ptr[i];
+		uint64_t v = kv->val.via.u64;
+		if (kv->key.via.str.size == 6 && memcmp(kv->key.via.str.ptr, "region", 6) == 0)
+			region = v;
+		else if (kv->key.via.str.size == 6 && memcmp(kv->key.via.str.ptr, "offset", 6) == 0)
+			offset = v;
+		else
+			count = v;
+	}
+	if (region != 7 || f->got_fd < 0)
+		return 0;
+	f->shm_seen++;
+	char *map = mmap(NULL, offset + count * 4, PROT_READ, MAP_SHARED, f->got_fd, 0);
+	if (map == MAP_FAILED)
+		return 0;
+	for (uint64_t i = 0; i < count; i++) {
+		memcpy(&x, map + offset + i * 4, 4);
+		sum += x;
+	}
+	munmap(map, offset + count * 4);
+	return sum;
+}
+
+/* Accepts (or refuses) the arena's registration, then answers every reduce with its sum. */
+static void script_arena(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	while (fake_read(f, &id, m, sizeof(m))) {
+		if (strcmp(m, "register_shm") == 0) {
+			if (f->refuse_shm) {
+				reply_error(f, id, 6, "shared memory rejected: too large");
+				continue;
+			}
+			msgpack_sbuffer sb;
+			msgpack_packer pk;
+			msgpack_sbuffer_init(&sb);
+			msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+			msgpack_pack_array(&pk, 4);
+			msgpack_pack_int(&pk, 1);
+			msgpack_pack_uint32(&pk, id);
+			msgpack_pack_nil(&pk);
+			msgpack_pack_map(&pk, 2);
+			msgpack_pack_str_with_body(&pk, "region", 6);
+			msgpack_pack_uint64(&pk, 7);
+			msgpack_pack_str_with_body(&pk, "size", 4);
+			msgpack_pack_uint64(&pk, 32768);
+			fake_send(f, &sb);
+			msgpack_sbuffer_destroy(&sb);
+		} else {
+			reply_value(f, id, sum_input(f, &f->msg.data.via.array.ptr[3].via.array.ptr[2]));
+		}
+	}
+}
+
+/* Pipelines count reduces of n u32 each (input i holds i + 1 everywhere) and checks sums. */
+static void reduce_burst(vkr_client *c, int count, size_t n)
+{
+	static uint32_t in[8][4096];
+	struct seen s[8] = { 0 };
+	assert_true(count <= 8 && n <= 4096);
+	for (int i = 0; i < count; i++) {
+		for (size_t k = 0; k < n; k++)
+			in[i][k] = (uint32_t)i + 1;
+		assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, in[i], n, NULL, on_reduce, &s[i]), 0);
+	}
+	while (vkr_pending(c) > 0)
+		assert_true(vkr_dispatch(c, 5000) >= 0);
+	for (int i = 0; i < count; i++) {
+		assert_int_equal(s[i].calls, 1);
+		assert_int_equal(s[i].status, 0);
+		assert_int_equal(s[i].value, (uint64_t)(i + 1) * n);
+	}
+}
+
+/* A 32 KiB arena has two 16 KiB slots: once set up, two of five pipelined inputs go through
+ * it, the rest inline; answered slots are used again; tiny inputs always go inline. */
+static void test_small_inputs_go_through_the_arena_and_overflow_inline(void **state)
+{
+	struct fake f;
+	(void)state;
+	setenv("VKR_CLIENT_ARENA_KIB", "32", 1);
+	vkr_client *c = fake_start(&f, script_arena);
+	unsetenv("VKR_CLIENT_ARENA_KIB");
+	reduce_burst(c, 8, 1000); /* the first eight go inline: a short-lived client pays nothing */
+	assert_int_equal(f.shm_seen, 0);
+	assert_int_equal(f.inline_seen, 8);
+	reduce_burst(c, 5, 1000);
+	assert_int_equal(f.shm_seen, 2);
+	assert_int_equal(f.inline_seen, 11);
+	reduce_burst(c, 2, 4096);
+	assert_int_equal(f.shm_seen, 4);
+	reduce_burst(c, 1, 100); /* 400 bytes: cheaper inline */
+	assert_int_equal(f.inline_seen, 12);
+	fake_stop(&f, c);
+}
+
+/* A daemon that refuses the arena gets every input inline, and the answers are the same. */
+static void test_refused_arena_sends_inline(void **state)
+{
+	struct fake f;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_arena);
+	f.refuse_shm = true; /* read by the fake's thread only after the first request */
+	reduce_burst(c, 8, 2000);
+	reduce_burst(c, 3, 2000);
+	reduce_burst(c, 3, 2000);
+	assert_int_equal(f.shm_seen, 0);
+	assert_int_equal(f.inline_seen, 14);
+	fake_stop(&f, c);
+}
+
 static void test_register_sends_one_sealed_memfd_with_the_request(void **state)
 {
 	struct fake f;
@@ -413,6 +544,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replies_in_any_order_reach_their_own_callbacks),
 		cmocka_unit_test(test_corked_requests_wait_for_uncork),
+		cmocka_unit_test(test_small_inputs_go_through_the_arena_and_overflow_inline),
+		cmocka_unit_test(test_refused_arena_sends_inline),
 		cmocka_unit_test(test_wire_error_gives_code_and_sanitized_message),
 		cmocka_unit_test(test_result_of_wrong_shape_fails_only_that_call),
 		cmocka_unit_test(test_garbage_from_daemon_fails_calls_with_eproto),
