@@ -391,9 +391,10 @@ int main(int argc, char **argv)
 		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy\n");
 	}
 	printf("device: %s (%s), subgroup %u, %u reduce workgroups, timestamp period %.3f ns, "
-	       "scan: %s, subnormals f32/f64: %s/%s\n", info->name, info->type, info->subgroup_size,
-	       info->reduce_workgroups, info->timestamp_period_ns,
+	       "scan: %s, tile scan: %s, subnormals f32/f64: %s/%s\n", info->name, info->type,
+	       info->subgroup_size, info->reduce_workgroups, info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" : "reduce-then-scan",
+	       info->scan_tile_subgroup ? "subgroup" : "blelloch",
 	       info->denorm_preserve32 ? "preserved" : "compared by bits",
 	       info->denorm_preserve64 ? "preserved" : "compared by bits");
 	if (info->timestamp_period_ns <= 0) {

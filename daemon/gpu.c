@@ -498,6 +498,16 @@ static void read_info(struct gpu *gpu)
 	long rounds = patience && *patience ? strtol(patience, NULL, 10) : -1;
 	info->scan_patience = rounds > 0 && rounds <= 4096 ? (uint32_t)rounds /* no uint overflow in the shader */
 			      : p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 2 : 8;
+	/* The scans' tile scan (shaders/tile_scan.glsl): subgroup shuffles where the device has
+	 * them for compute shaders, in subgroups that divide the 256-wide workgroup into at most
+	 * 64; else, or with VKR_SCAN_TILE=blelloch, the Blelloch tree in shared memory. */
+	const VkSubgroupFeatureFlags needed =
+		VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
+	bool shuffles = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+			(sub.supportedOperations & needed) == needed && sub.subgroupSize >= 4 &&
+			sub.subgroupSize <= 256;
+	const char *tile = getenv("VKR_SCAN_TILE");
+	info->scan_tile_subgroup = shuffles && !(tile && strcmp(tile, "blelloch") == 0);
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)
@@ -579,6 +589,15 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 {
 	bool preserve = (src->denorm_bits == 32 && gpu->info.denorm_preserve32) ||
 			(src->denorm_bits == 64 && gpu->info.denorm_preserve64);
+	if (src->code_blelloch && !gpu->info.scan_tile_subgroup) {
+		/* The scan kernels' build without subgroup operations. */
+		if (preserve && src->code_blelloch_denorm_preserve) {
+			*size = src->size_blelloch_denorm_preserve;
+			return src->code_blelloch_denorm_preserve;
+		}
+		*size = src->size_blelloch;
+		return src->code_blelloch;
+	}
 	if (preserve && src->code_denorm_preserve) {
 		*size = src->size_denorm_preserve;
 		return src->code_denorm_preserve;

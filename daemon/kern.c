@@ -39,6 +39,7 @@ enum {
 
 #define DTYPE_TABLE_DP(kernel) { spv_##kernel##_f32_dp, spv_##kernel##_f64_dp, NULL, NULL, NULL, NULL }
 #define DTYPE_SIZES_DP(kernel) { &spv_##kernel##_f32_dp_size, &spv_##kernel##_f64_dp_size, NULL, NULL, NULL, NULL }
+#define DTYPE_NONE { NULL, NULL, NULL, NULL, NULL, NULL }
 
 enum { K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED, K_KERNELS };
 static const char *const kernel_names[K_KERNELS] = {
@@ -62,6 +63,24 @@ static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
 };
 
+/* The scan kernels' builds with the Blelloch tile scan (tile_scan.glsl, TILE_BLELLOCH). */
+static const uint32_t *const kernel_code_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
+	DTYPE_NONE, DTYPE_NONE, DTYPE_TABLE(scan_reduce_bl),
+	DTYPE_TABLE(scan_totals_bl), DTYPE_TABLE(scan_apply_bl), DTYPE_TABLE(scan_chained_bl),
+};
+static const size_t *const kernel_size_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
+	DTYPE_NONE, DTYPE_NONE, DTYPE_SIZES(scan_reduce_bl),
+	DTYPE_SIZES(scan_totals_bl), DTYPE_SIZES(scan_apply_bl), DTYPE_SIZES(scan_chained_bl),
+};
+static const uint32_t *const kernel_code_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
+	DTYPE_NONE, DTYPE_NONE, DTYPE_TABLE_DP(scan_reduce_bl),
+	DTYPE_TABLE_DP(scan_totals_bl), DTYPE_TABLE_DP(scan_apply_bl), DTYPE_TABLE_DP(scan_chained_bl),
+};
+static const size_t *const kernel_size_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
+	DTYPE_NONE, DTYPE_NONE, DTYPE_SIZES_DP(scan_reduce_bl),
+	DTYPE_SIZES_DP(scan_totals_bl), DTYPE_SIZES_DP(scan_apply_bl), DTYPE_SIZES_DP(scan_chained_bl),
+};
+
 static struct kern_pipeline_source sources[PIPE_TOTAL];
 static char source_names[PIPE_TOTAL][40];
 
@@ -79,6 +98,11 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->code_denorm_preserve = kernel_code_dp[kernel][dtype];
 	s->size_denorm_preserve = kernel_size_dp[kernel][dtype] ? *kernel_size_dp[kernel][dtype] : 0;
 	s->denorm_bits = dtype == VKR_DTYPE_F32 ? 32 : dtype == VKR_DTYPE_F64 ? 64 : 0;
+	s->code_blelloch = kernel_code_bl[kernel][dtype];
+	s->size_blelloch = kernel_size_bl[kernel][dtype] ? *kernel_size_bl[kernel][dtype] : 0;
+	s->code_blelloch_denorm_preserve = kernel_code_bl_dp[kernel][dtype];
+	s->size_blelloch_denorm_preserve =
+		kernel_size_bl_dp[kernel][dtype] ? *kernel_size_bl_dp[kernel][dtype] : 0;
 	s->shared_bytes = kernel == K_SCAN_CHAINED ? KERN_SINGLE_PASS_SHARED_BYTES : 0;
 	s->spec[0] = op;
 	s->spec[1] = exclusive;

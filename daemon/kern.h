@@ -55,8 +55,9 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
  * depend on its batch. */
 #define KERN_SMALL_MAX_ELEMENTS 16384
 
-/* Shared memory of the single-pass scan (a 16 KiB tile stage, the Blelloch tree and the
- * look-back's window), rounded up; devices with less run every scan as reduce-then-scan. */
+/* Shared memory of the single-pass scan (a 16 KiB tile stage, the tile scan's subgroup totals
+ * or Blelloch tree, and the look-back's window), rounded up; devices with less run every scan
+ * as reduce-then-scan. */
 #define KERN_SINGLE_PASS_SHARED_BYTES 24576u
 
 /* Records all jobs (already validated) into cmd: every phase of every job, separated by
@@ -84,6 +85,13 @@ struct kern_pipeline_source {
 	const uint32_t *code_denorm_preserve;
 	size_t size_denorm_preserve;
 	unsigned denorm_bits;
+	/* Scan kernels: the builds whose tile scan is the Blelloch tree in shared memory rather
+	 * than subgroup shuffles (for devices without them, and VKR_SCAN_TILE=blelloch), plain
+	 * and DenormPreserve; NULL for the other kernels. */
+	const uint32_t *code_blelloch;
+	size_t size_blelloch;
+	const uint32_t *code_blelloch_denorm_preserve;
+	size_t size_blelloch_denorm_preserve;
 	/* Shared memory the kernel needs beyond Vulkan's guaranteed 16 KiB (0 if it fits). */
 	uint32_t shared_bytes;
 	uint32_t spec[2]; /* specialization constants 0 (op) and 1 (exclusive) */

@@ -1,12 +1,12 @@
 // blelloch.glsl: the Blelloch work-efficient exclusive scan of 512 values in shared memory
 // by 256 invocations, split into its up-sweep (which leaves the total at the root) and its
-// down-sweep, with the bank-conflict padding. Requires SLOTS and T (common.glsl).
+// down-sweep, with the bank-conflict padding. Requires SLOTS and T (common.glsl). The tile
+// scan of builds without subgroup shuffles (tile_scan.glsl, TILE_BLELLOCH).
 
 // Padding that moves every 32nd entry to the next bank, so the power-of-two strides of the
 // deeper tree levels do not all land on one bank.
 #define PAD(i) ((i) + ((i) >> 5))
 shared T temp[SLOTS + SLOTS / 32u];
-shared T block_total;
 
 // Up-sweep of temp[PAD(0..511)] in place; the caller has written both of its slots. The
 // root, temp[PAD(511)], ends up holding the total, always combined in the same tree order
@@ -26,16 +26,14 @@ void blelloch_upsweep(uint lid)
 	barrier();
 }
 
-// Exclusive Blelloch scan of temp[PAD(0..511)] in place. Leaves the total of all 512 in
-// block_total. Ends with a barrier.
-void blelloch_exclusive(uint lid)
+// Down-sweep of the up-swept temp[PAD(0..511)]: leaves each entry's exclusive prefix in it.
+// Every invocation has read the root before the call (it is overwritten). Ends with a barrier.
+void blelloch_downsweep(uint lid)
 {
-	blelloch_upsweep(lid);
-	uint offset = SLOTS;
-	if (lid == 0u) {
-		block_total = temp[PAD(SLOTS - 1u)];
+	barrier(); // every invocation has read the root
+	if (lid == 0u)
 		temp[PAD(SLOTS - 1u)] = NEUTRAL;
-	}
+	uint offset = SLOTS;
 	for (uint d = 1u; d < SLOTS; d <<= 1u) {
 		offset >>= 1u;
 		barrier();
@@ -49,4 +47,3 @@ void blelloch_exclusive(uint lid)
 	}
 	barrier();
 }
-

@@ -7,9 +7,10 @@
 //
 // A tile is 512 slots of ITEMS consecutive elements (two 16-byte vectors, scan_tile.glsl);
 // each of the 256 invocations owns slots lid and lid + 256 and folds its items serially,
-// then the 512 slot sums go through the Blelloch up-sweep/down-sweep in shared memory with
-// the bank-conflict padding. The number of dispatches never grows with n, and each workgroup
-// walks tiles with a grid stride so any tile count fits the device's workgroup-count limit.
+// then the 512 slot sums are scanned across the workgroup (tile_scan.glsl: subgroup
+// shuffles, or the Blelloch tree in shared memory in the TILE_BLELLOCH build). The number
+// of dispatches never grows with n, and each workgroup walks tiles with a grid stride so any
+// tile count fits the device's workgroup-count limit.
 
 #include "common.glsl"
 
@@ -30,11 +31,11 @@ layout(push_constant, scalar) uniform Params {
 } pc;
 
 #include "scan_tile.glsl"
-#include "blelloch.glsl"
+#include "tile_scan.glsl"
 
 void main()
 {
-	uint lid = gl_LocalInvocationID.x;
+	uint lid = tile_lane(); // owns slots lid and lid + 256
 	Elems totals = Elems(pc.totals);
 
 #if defined(KERNEL_SCAN_REDUCE)
@@ -44,6 +45,7 @@ void main()
 		T s0 = fold_slot(vals);
 		load_slot(t, lid + 256u, vals);
 		T s1 = fold_slot(vals);
+#if defined(TILE_BLELLOCH)
 		// A plain tree is enough for a total: sequential addressing over 256 entries.
 		barrier(); // the previous tile's reads of temp are done
 		temp[lid] = op(s0, s1);
@@ -54,11 +56,17 @@ void main()
 		}
 		if (lid == 0u)
 			totals.v[t] = temp[0];
+#else
+		T state[2];
+		T total = tile_upsweep(lid, s0, s1, state);
+		if (lid == 0u)
+			totals.v[t] = total;
+#endif
 	}
 #elif defined(KERNEL_SCAN_TOTALS)
 	T carry = NEUTRAL;
 	for (uint base = 0u; base < pc.tiles; base += SLOTS * TOTALS_PER_SLOT) {
-		T vals[2][TOTALS_PER_SLOT];
+		T vals[2][TOTALS_PER_SLOT], sums[2], state[2], ex[2];
 		for (uint h = 0u; h < 2u; h++) {
 			uint first = base + (lid + h * 256u) * TOTALS_PER_SLOT;
 			T s = NEUTRAL;
@@ -66,32 +74,30 @@ void main()
 				vals[h][j] = first + j < pc.tiles ? totals.v[first + j] : NEUTRAL;
 				s = op(s, vals[h][j]);
 			}
-			temp[PAD(lid + h * 256u)] = s;
+			sums[h] = s;
 		}
-		blelloch_exclusive(lid);
+		T block_total = tile_upsweep(lid, sums[0], sums[1], state);
+		tile_downsweep(lid, state, ex);
 		for (uint h = 0u; h < 2u; h++) {
 			uint first = base + (lid + h * 256u) * TOTALS_PER_SLOT;
-			T p = op(carry, temp[PAD(lid + h * 256u)]);
+			T p = op(carry, ex[h]);
 			for (uint j = 0u; j < TOTALS_PER_SLOT && first + j < pc.tiles; j++) {
 				totals.v[first + j] = p;
 				p = op(p, vals[h][j]);
 			}
 		}
-		carry = op(carry, block_total);
-		barrier(); // block_total and temp are rewritten by the next block
+		carry = op(carry, block_total); // the next block's tile_upsweep starts with a barrier
 	}
 #elif defined(KERNEL_SCAN_APPLY)
 	for (uint t = gl_WorkGroupID.x; t < pc.tiles; t += gl_NumWorkGroups.x) {
-		T vals[2][ITEMS];
+		T vals[2][ITEMS], state[2], ex[2];
 		load_slot(t, lid, vals[0]);
 		load_slot(t, lid + 256u, vals[1]);
-		temp[PAD(lid)] = fold_slot(vals[0]);
-		temp[PAD(lid + 256u)] = fold_slot(vals[1]);
 		T carry = totals.v[t];
-		blelloch_exclusive(lid);
-		store_slot(t, lid, op(carry, temp[PAD(lid)]), vals[0], EXCLUSIVE);
-		store_slot(t, lid + 256u, op(carry, temp[PAD(lid + 256u)]), vals[1], EXCLUSIVE);
-		barrier(); // temp is rewritten by the next tile
+		tile_upsweep(lid, fold_slot(vals[0]), fold_slot(vals[1]), state);
+		tile_downsweep(lid, state, ex); // the next tile's tile_upsweep starts with a barrier
+		store_slot(t, lid, op(carry, ex[0]), vals[0], EXCLUSIVE);
+		store_slot(t, lid + 256u, op(carry, ex[1]), vals[1], EXCLUSIVE);
 	}
 #else
 #error "no KERNEL_SCAN_ defined"

@@ -5,7 +5,8 @@
 //
 // Each workgroup claims the next tile from a counter (so every earlier tile belongs to a
 // workgroup that has already started), loads its 512 slots of ITEMS elements into
-// registers, runs the Blelloch up-sweep and publishes the tile's aggregate A(t) at once.
+// registers, scans their 512 slot sums across the workgroup up to the tile's total
+// (tile_upsweep, tile_scan.glsl) and publishes the tile's aggregate A(t) at once.
 // Tiles form blocks of BLOCK. A tile's exclusive prefix is Q(b), the prefix before its
 // block b, combined with the aggregates of the tiles before it in the block, all read in one
 // round trip (one tile per invocation) and folded by a tree. The last tile of a block also
@@ -20,7 +21,8 @@
 // B(b) = tree(A of the block's first BLOCK-1 tiles) + A(last); the block prefixes are the
 // left fold Q(b) = ((B(0) + B(1)) + ...) + B(b-1), so a look-back that finds Q(j+1)
 // continues the fold from it in order, and which j it found changes no bit. Tile aggregates
-// come from one fixed tree whoever computes them.
+// come from one fixed shape whoever computes them: tile_upsweep is the only code that computes
+// one (its shape depends on the device's subgroup size, which is fixed).
 //
 // Publication. For 32-bit types a tile's or block's state and value share one 64-bit word,
 // stored and loaded whole (aligned 64-bit accesses are single-copy atomic on the devices
@@ -83,7 +85,7 @@ shared T s_vals[BLOCK];
 shared T s_fold;
 
 #include "scan_tile.glsl"
-#include "blelloch.glsl"
+#include "tile_scan.glsl"
 
 // Staged tiles (pc.staged): a whole tile moves between memory and shared memory with each
 // invocation's vectors 4 KiB apart, so that every load or store instruction of the workgroup
@@ -191,16 +193,13 @@ uint read_entry(uint entry, out T value)
 }
 #endif
 
-// The aggregate of a tile loaded into vals: its slots folded, then the up-sweep, whose root it
-// is. One code path for the owner and the fallback, so both get the same bits. Starts with a
-// barrier (temp may be in use until the call) and ends with one.
-T tile_aggregate(uint lid, T vals[2][ITEMS])
+// The aggregate of a tile loaded into vals: its slots folded, then tile_upsweep, whose total
+// it is. One code path for the owner and the fallback, so both get the same bits. Starts with
+// a barrier (the tile scan's shared memory may be in use until the call) and ends with one;
+// state is what tile_downsweep needs for the slots' prefixes.
+T tile_aggregate(uint lid, T vals[2][ITEMS], out T state[2])
 {
-	barrier();
-	temp[PAD(lid)] = fold_slot(vals[0]);
-	temp[PAD(lid + 256u)] = fold_slot(vals[1]);
-	blelloch_upsweep(lid);
-	return temp[PAD(SLOTS - 1u)];
+	return tile_upsweep(lid, fold_slot(vals[0]), fold_slot(vals[1]), state);
 }
 
 // The decoupled fallback for a tile: reduces tile m, whose owner has published nothing yet,
@@ -208,9 +207,9 @@ T tile_aggregate(uint lid, T vals[2][ITEMS])
 // loads were consumed: once the owner has published, an in-place scan may overwrite its input.
 void fallback_tile(uint lid, uint m)
 {
-	T theirs[2][ITEMS];
+	T theirs[2][ITEMS], state[2];
 	load_tile(lid, m, theirs);
-	T aggregate = tile_aggregate(lid, theirs);
+	T aggregate = tile_aggregate(lid, theirs, state);
 	memoryBarrierBuffer(); // every invocation's loads are done before the state is checked
 	barrier();
 	if (lid == 0u) {
@@ -405,7 +404,9 @@ T look_back(uint lid, uint tile, T total)
 
 void main()
 {
-	uint lid = gl_LocalInvocationID.x;
+	// Invocation lid owns slots lid and lid + 256 (numbered by subgroup and lane where the
+	// tile scan uses subgroups); the look-back's lanes are numbered the same way.
+	uint lid = tile_lane();
 	if (lid == 0u)
 		s_tile = atomicAdd(Counter(pc.counter).v, 1u);
 	barrier();
@@ -413,34 +414,20 @@ void main()
 	if (tile >= pc.tiles)
 		return; // the grid is rounded up to whole rows; the whole workgroup leaves together
 
-	T vals[2][ITEMS];
+	T vals[2][ITEMS], state[2];
 	load_tile(lid, tile, vals);
-	T total = tile_aggregate(lid, vals);
+	T total = tile_aggregate(lid, vals, state);
 	if (lid == 0u)
 		publish(tile_entry(tile), total); // successors may use it from now on
-	// Published before any output is stored (the down-sweep's barriers follow): a waiter that
-	// reads output where this tile's input was (in place) also sees the state, and discards
-	// its fallback.
+	// Published before any output is stored: a waiter that reads output where this tile's
+	// input was (in place) also sees the state, and discards its fallback.
 	memoryBarrierBuffer();
-
-	// The down-sweep turns the up-swept tree into each slot's exclusive prefix in the tile.
-	barrier(); // every invocation has read the root
-	if (lid == 0u)
-		temp[PAD(SLOTS - 1u)] = NEUTRAL;
-	uint offset = SLOTS;
-	for (uint d = 1u; d < SLOTS; d <<= 1u) {
-		offset >>= 1u;
-		barrier();
-		if (lid < d) {
-			uint ai = PAD(offset * (2u * lid + 1u) - 1u);
-			uint bi = PAD(offset * (2u * lid + 2u) - 1u);
-			T left = temp[ai];
-			temp[ai] = temp[bi];
-			temp[bi] = op(temp[bi], left);
-		}
-	}
 	barrier();
-	T slot_prefix[2] = { temp[PAD(lid)], temp[PAD(lid + 256u)] };
+
+	// Each slot's exclusive prefix in the tile, before the look-back (whose fallbacks reuse
+	// the tile scan's shared memory).
+	T slot_prefix[2];
+	tile_downsweep(lid, state, slot_prefix);
 
 	T excl = tile == 0u ? NEUTRAL : look_back(lid, tile, total);
 
