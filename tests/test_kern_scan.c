@@ -37,10 +37,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void check_op(vkr_op op)
+static void check_op_on(struct gpu *device, vkr_op op)
 {
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
-		if (!gpu_supports_dtype(gpu, d)) {
+		if (!gpu_supports_dtype(device, d)) {
 			print_message("device lacks %s; skipped that dtype\n", proto_dtype_name(d));
 			continue;
 		}
@@ -63,7 +63,7 @@ static void check_op(vkr_op op)
 				};
 			}
 		}
-		harness_run(gpu, jobs, SIZE_COUNT * 2);
+		harness_run(device, jobs, SIZE_COUNT * 2);
 		for (size_t j = 0; j < SIZE_COUNT * 2; j++) {
 			char why[256];
 			if (!ref_scan_check(op, d, jobs[j].exclusive, jobs[j].input, jobs[j].n,
@@ -75,6 +75,11 @@ static void check_op(vkr_op op)
 		for (size_t s = 0; s < SIZE_COUNT; s++)
 			free(inputs[s]);
 	}
+}
+
+static void check_op(vkr_op op)
+{
+	check_op_on(gpu, op);
 }
 
 static void test_scan_sum_every_dtype_size_and_kind_matches_reference(void **state)
@@ -250,6 +255,34 @@ static void test_scan_float_bits_do_not_depend_on_scheduling(void **state)
 	free(c);
 }
 
+/* The tile scan (shaders/tile_scan.glsl) has two builds: subgroup shuffles, the default where
+ * the device has them, and the Blelloch tree in shared memory (VKR_SCAN_TILE=blelloch, and
+ * devices without shuffles). This runs every op, dtype, size and kind on a second device
+ * instance with the other one (the suite's other scan tests cover the first), under the same
+ * VKR_SCAN and patience. The suite also runs these tests with lavapipe's subgroups of 4 and
+ * 16 lanes (LP_NATIVE_VECTOR_WIDTH) besides its default 8. */
+static void test_scan_other_tile_scan_matches_reference(void **state)
+{
+	(void)state;
+	bool subgroup = gpu_get_info(gpu)->scan_tile_subgroup;
+	const char *saved = getenv("VKR_SCAN_TILE");
+	char *copy = saved ? strdup(saved) : NULL;
+	assert_int_equal(setenv("VKR_SCAN_TILE", subgroup ? "blelloch" : "subgroup", 1), 0);
+	struct gpu *other = harness_gpu();
+	assert_int_equal(copy ? setenv("VKR_SCAN_TILE", copy, 1) : unsetenv("VKR_SCAN_TILE"), 0);
+	free(copy);
+	if (!subgroup && !gpu_get_info(other)->scan_tile_subgroup)
+		print_message("device has no subgroup shuffles: both instances use the Blelloch tile scan\n");
+	else
+		assert_true(gpu_get_info(other)->scan_tile_subgroup != subgroup);
+	print_message("tile scan under test: %s (subgroup size %u)\n",
+		      gpu_get_info(other)->scan_tile_subgroup ? "subgroup" : "blelloch",
+		      gpu_get_info(other)->subgroup_size);
+	for (vkr_op op = VKR_OP_SUM; op <= VKR_OP_MAX; op++)
+		check_op_on(other, op);
+	harness_gpu_done(other);
+}
+
 static void test_scan_array_larger_than_one_storage_binding(void **state)
 {
 	(void)state;
@@ -283,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_scan_in_place_matches_out_of_place),
 		cmocka_unit_test(test_scan_float_is_deterministic),
 		cmocka_unit_test(test_scan_float_bits_do_not_depend_on_scheduling),
+		cmocka_unit_test(test_scan_other_tile_scan_matches_reference),
 		cmocka_unit_test(test_scan_array_larger_than_one_storage_binding),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
