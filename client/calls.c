@@ -215,11 +215,13 @@ static int reduce_start(vkr_client *c, vkr_op op, vkr_dtype dtype, const struct 
 	/* count means count-if: the protocol has no default comparison. */
 	if (op == VKR_OP_COUNT && (!opts || (unsigned)opts->cmp >= VKR_CMP_COUNT_))
 		return -EINVAL;
-	/* A small inline input travels through the connection's arena when it has one (before
-	 * rpc_begin: setting the arena up sends a request of its own). */
+	/* A small inline input of a pipelining client (other calls in flight) travels through
+	 * the connection's arena (before rpc_begin: setting the arena up sends a request of its
+	 * own). A lone synchronous call stays inline: on the H200 its p50 was 47 us inline and
+	 * 77 us from the arena, where the GPU reads the input across PCIe. */
 	struct src via_arena = *src;
 	uint32_t slot = 0;
-	if (!src->shm)
+	if (!src->shm && vkr_pending(c) > 0)
 		slot = arena_put(c, rpc_arena(c), src->data, (size_t)src->n * proto_dtype_size(dtype),
 		                 &via_arena.region, &via_arena.offset);
 	via_arena.shm = via_arena.shm || slot != 0;

@@ -486,8 +486,9 @@ static void reduce_burst(vkr_client *c, int count, size_t n)
 	}
 }
 
-/* A 32 KiB arena has two 16 KiB slots: once set up, two of five pipelined inputs go through
- * it, the rest inline; answered slots are used again; tiny inputs always go inline. */
+/* A 32 KiB arena has two 16 KiB slots. Only inputs sent while other calls are in flight
+ * may use it, once eight of them have gone inline; then two of a burst go through it and the
+ * rest inline; answered slots are used again; tiny inputs and lone calls stay inline. */
 static void test_small_inputs_go_through_the_arena_and_overflow_inline(void **state)
 {
 	struct fake f;
@@ -498,13 +499,22 @@ static void test_small_inputs_go_through_the_arena_and_overflow_inline(void **st
 	reduce_burst(c, 8, 1000); /* the first eight go inline: a short-lived client pays nothing */
 	assert_int_equal(f.shm_seen, 0);
 	assert_int_equal(f.inline_seen, 8);
-	reduce_burst(c, 5, 1000);
+	reduce_burst(c, 5, 1000); /* the 1st has nothing in flight; the 2nd is the 8th eligible */
 	assert_int_equal(f.shm_seen, 2);
 	assert_int_equal(f.inline_seen, 11);
-	reduce_burst(c, 2, 4096);
+	reduce_burst(c, 3, 4096); /* the slots were released: used again */
 	assert_int_equal(f.shm_seen, 4);
-	reduce_burst(c, 1, 100); /* 400 bytes: cheaper inline */
 	assert_int_equal(f.inline_seen, 12);
+	reduce_burst(c, 3, 100); /* 400 bytes: cheaper inline */
+	assert_int_equal(f.inline_seen, 15);
+	static uint32_t one[1000];
+	vkr_value v;
+	for (size_t k = 0; k < 1000; k++)
+		one[k] = 3;
+	assert_int_equal(vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_U32, one, 1000, NULL, &v), 0);
+	assert_int_equal(v.u64, 3000);
+	assert_int_equal(f.inline_seen, 16); /* a lone synchronous call stays inline */
+	assert_int_equal(f.shm_seen, 4);
 	fake_stop(&f, c);
 }
 

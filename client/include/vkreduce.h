@@ -246,8 +246,9 @@ typedef void (*vkr_scan_cb)(vkr_client *client, int status, uint64_t count, void
  * returns, so data may be reused at once; for vkr_scan_async the out buffer must stay valid
  * until the callback has run (or vkr_close). The request is sent as far as the socket takes
  * it without blocking; the rest goes out in vkr_flush, vkr_dispatch or a later call.
- * Reduce inputs of 1 to 16 KiB go through the connection's shared-memory arena once the
- * connection has sent eight of them (the daemon then reads them in place; see
+ * Reduce inputs of 1 to 16 KiB sent while other calls are in flight go through the
+ * connection's shared-memory arena once the connection has sent eight of them (the daemon
+ * then reads them in place; see
  * VKR_CLIENT_ARENA_KIB in the README): setting the arena up is one blocking round trip, once
  * per connection, and never from inside a callback.
  * Any number of requests may be in flight; replies may arrive in any order.
