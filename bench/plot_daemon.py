@@ -17,9 +17,11 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 
 LABELS = {
-    'batched': 'inline',
-    'batched-cork': 'inline, corked',
-    'batched-shm': 'shared memory, corked',
+    'batched': 'libvkreduce default (arena)',
+    'batched-cork': 'arena, corked',
+    'inline-cork': 'inline (arena off), corked',
+    'shm-cork': 'one registered region, corked',
+    'cork-window-16': 'arena, corked, window 16',
     'unbatched': '--max-batch-jobs 1, corked',
 }
 
@@ -62,7 +64,7 @@ def main():
     for name, pts in throughput.items():
         ax.plot(*zip(*pts), 'o-', label=LABELS.get(name, name))
     ax.set_xscale('log', base=2)
-    ax.set_xlabel('client processes (window of 32 requests each)')
+    ax.set_xlabel('client processes (window of 32 requests each unless noted)')
     ax.set_ylabel('1,024-element f32 reduces per second')
     ax.axhline(1e6, color='gray', linestyle=':', linewidth=1)
     ax.set_title('vkreduced on the H200: throughput of small requests')

@@ -38,8 +38,13 @@ echo "rc=$?"
 fi
 
 echo "== daemon: latency and throughput, each row a fresh daemon"
+# batched: libvkreduce as it comes (pipelined reduces through the shared-memory arena);
+# inline: the arena off (VKR_CLIENT_ARENA_KIB=0); shm: every request names one registered
+# region; cork: each client sends its window's refill in one write (vkr_cork).
 NO_TAR=1 bench/run-daemon-h200.sh "$out/daemon" 'batched:::' 'batched-cork:::--no-latency --cork' \
-  'batched-shm:::--no-latency --cork --shm' 'loop-spin-50:VKR_LOOP_SPIN_US=50::--no-throughput' \
+  'inline-cork:VKR_CLIENT_ARENA_KIB=0::--no-latency --cork' 'shm-cork:::--no-latency --cork --shm' \
+  'cork-window-16:::--no-latency --cork --window 16' 'latency-again:::--no-throughput' \
+  'loop-spin-0:VKR_LOOP_SPIN_US=0::--no-throughput' \
   'unbatched::--max-batch-jobs 1:--no-latency --cork' > "$out/daemon.txt" 2>&1
 echo "rc=$?"
 echo "== shared memory: 1 GiB through the client library"
