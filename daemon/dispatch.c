@@ -463,6 +463,66 @@ static bool fixstr(const unsigned char **p, const unsigned char *end, const char
 	return true;
 }
 
+/* A msgpack unsigned integer at p (any width), or false. */
+static bool uint_at(const unsigned char **p, const unsigned char *end, uint64_t *out)
+{
+	const unsigned char *q = *p;
+	unsigned width;
+
+	if (q >= end)
+		return false;
+	if (*q <= 0x7f) {
+		*out = *q;
+		*p = q + 1;
+		return true;
+	}
+	switch (*q) {
+	case 0xcc: width = 1; break;
+	case 0xcd: width = 2; break;
+	case 0xce: width = 4; break;
+	case 0xcf: width = 8; break;
+	default: return false;
+	}
+	if ((size_t)(end - q - 1) < width)
+		return false;
+	*out = 0;
+	for (unsigned i = 1; i <= width; i++)
+		*out = *out << 8 | q[i];
+	*p = q + 1 + width;
+	return true;
+}
+
+/* {"region": R, "offset": O, "count": N} at p, in that order (as libvkreduce sends it), with
+ * an offset aligned to the element size and a count within the kernels' limit. */
+static bool region_src_at(const unsigned char **p, const unsigned char *end, vkr_dtype dtype,
+			  struct dispatch_src *src)
+{
+	const unsigned char *q = *p;
+
+	if (q >= end || *q++ != 0x83)
+		return false;
+	if ((size_t)(end - q) < 7 || memcmp(q, "\xa6" "region", 7) != 0)
+		return false;
+	q += 7;
+	if (!uint_at(&q, end, &src->region))
+		return false;
+	if ((size_t)(end - q) < 7 || memcmp(q, "\xa6" "offset", 7) != 0)
+		return false;
+	q += 7;
+	if (!uint_at(&q, end, &src->offset))
+		return false;
+	if ((size_t)(end - q) < 6 || memcmp(q, "\xa5" "count", 6) != 0)
+		return false;
+	q += 6;
+	if (!uint_at(&q, end, &src->count))
+		return false;
+	if (src->offset % proto_dtype_size(dtype) != 0 || src->count > KERN_MAX_ELEMENTS)
+		return false;
+	src->shm = true;
+	*p = q;
+	return true;
+}
+
 size_t dispatch_fast_reduce(struct conn *conn, const void *data, size_t len, struct rxbuf *rx)
 {
 	struct vkrd *d = conn->d;
@@ -474,8 +534,9 @@ size_t dispatch_fast_reduce(struct conn *conn, const void *data, size_t len, str
 	vkr_op op;
 	vkr_dtype dtype;
 
-	/* [0, msgid, "reduce", [op, dtype, bin]] exactly, with a complete bin within the
-	 * limits; anything else is left to the general path, which also explains errors. */
+	/* [0, msgid, "reduce", [op, dtype, src]] exactly, src a complete bin within the limits
+	 * or a region reference as libvkreduce packs it; anything else is left to the general
+	 * path, which also explains errors. */
 	if (len < 16 || p[0] != 0x94 || p[1] != 0x00)
 		return 0;
 	p += 2;
@@ -500,6 +561,18 @@ size_t dispatch_fast_reduce(struct conn *conn, const void *data, size_t len, str
 		return 0; /* count takes opts */
 	if (!fixstr(&p, end, &str, &slen) || !proto_dtype_parse(str, slen, &dtype) || end - p < 2)
 		return 0;
+	if (*p == 0x83) {
+		memset(&c, 0, sizeof(c));
+		if (!region_src_at(&p, end, dtype, &c.src))
+			return 0;
+		c.kind = KERN_REDUCE;
+		c.op = op;
+		c.dtype = dtype;
+		d->stats.requests++;
+		d->stats.requests_by_method[STATS_METHOD_REDUCE]++;
+		compute_enqueue(conn, (uint32_t)msgid, &c, NULL, KERN_REDUCE);
+		return (size_t)(p - (const unsigned char *)data);
+	}
 	switch (*p) {
 	case 0xc4:
 		bytes = p[1];

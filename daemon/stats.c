@@ -76,7 +76,7 @@ void stats_pack(const struct stats *s, const struct limits *limits, msgpack_pack
 	unsigned nerr = 0;
 	unsigned nhist = 0;
 
-	msgpack_pack_map(pk, 42); /* keep in step with the entries below */
+	msgpack_pack_map(pk, 48); /* keep in step with the entries below (test_protocol checks) */
 	pack_kv(pk, "requests_total", s->requests);
 
 	stats_pack_str(pk, "requests");
