@@ -115,9 +115,14 @@ int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct g
 		while (size < bytes)
 			size *= 2;
 		gpu_buffer_destroy(gpu, &cmd->table);
-		int rc = gpu_buffer_create(gpu, size, GPU_MEMORY_DEVICE, &cmd->table);
+		/* Host-visible and mapped: the recorder writes the table in place. */
+		int rc = gpu_buffer_create(gpu, size, GPU_MEMORY_UPLOAD, &cmd->table);
 		if (rc < 0)
 			return rc;
+		if (!cmd->table.map) {
+			gpu_buffer_destroy(gpu, &cmd->table);
+			return -ENOMEM;
+		}
 	}
 	*out = &cmd->table;
 	return 0;

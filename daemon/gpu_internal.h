@@ -58,8 +58,9 @@ struct gpu {
 	atomic_bool lost;
 };
 
-/* A device buffer of at least bytes owned by cmd, for data the command buffer writes with
- * vkCmdUpdateBuffer. Valid until the command buffer is recorded again. 0 or -ENOMEM. */
+/* A host-visible, mapped buffer of at least bytes owned by cmd, for data the recorder
+ * writes in place before the submission (the small jobs' table). Valid until the command
+ * buffer is recorded again. 0 or -ENOMEM. */
 int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct gpu_buffer **out);
 
 /* Formats a message to the config's log hook, or to stderr. */

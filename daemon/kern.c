@@ -467,18 +467,18 @@ static void record_scan_phase(struct recorder *rec, const struct kern_job *job, 
 			 scan_groups(rec->gpu, tiles));
 }
 
-/* Uploads the table of small jobs, grouped by pipeline, and records one dispatch per group.
- * Returns 0 or -ENOMEM before recording anything. */
+/* Writes the table of small jobs, grouped by pipeline, into the command buffer's mapped
+ * table (host writes before the submission are visible to the device: no copy command and
+ * no barrier), and records one dispatch per group. Returns 0 or -ENOMEM before recording
+ * anything. */
 static int record_small_jobs(struct recorder *rec, struct gpu_cmd *cmd, const struct kern_job *jobs,
 			     size_t count, size_t small)
 {
-	struct small_job *table = malloc(small * sizeof(*table));
 	struct gpu_buffer *buffer = NULL;
-	int rc = table ? gpu_cmd_table(rec->gpu, cmd, small * sizeof(*table), &buffer) : -ENOMEM;
-	if (rc < 0) {
-		free(table);
+	int rc = gpu_cmd_table(rec->gpu, cmd, small * sizeof(struct small_job), &buffer);
+	if (rc < 0)
 		return rc;
-	}
+	struct small_job *table = buffer->map;
 	/* Counting sort by pipeline, stable: groups are contiguous in the table. */
 	uint32_t first[PIPE_TOTAL + 1] = { 0 };
 	for (size_t i = 0; i < count; i++)
@@ -506,14 +506,6 @@ static int record_small_jobs(struct recorder *rec, struct gpu_cmd *cmd, const st
 		e->nvec = (uint32_t)plan.nvec;
 		e->cmp = job->cmp;
 	}
-	/* The command buffer carries the table (at most 64 KiB per update). */
-	VkDeviceSize bytes = small * sizeof(*table);
-	for (VkDeviceSize off = 0; off < bytes; off += 65536) {
-		VkDeviceSize chunk = bytes - off < 65536 ? bytes - off : 65536;
-		vkCmdUpdateBuffer(rec->cb, buffer->handle, off, chunk, (const char *)table + off);
-	}
-	gpu_cmd_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-			VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
 	for (uint32_t p = 0; p < PIPE_TOTAL; p++) {
 		uint32_t jobs_in_group = first[p + 1] - first[p];
 		if (!jobs_in_group)
@@ -526,7 +518,6 @@ static int record_small_jobs(struct recorder *rec, struct gpu_cmd *cmd, const st
 		uint32_t x = jobs_in_group < max_x ? jobs_in_group : max_x;
 		dispatch_2d(rec, p, &params, sizeof(params), x, (jobs_in_group + x - 1) / x);
 	}
-	free(table);
 	return 0;
 }
 

@@ -51,7 +51,7 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
 
 /* Reductions of at most this many elements are "small": all small jobs of one op and dtype
  * in a kern_record() call share one dispatch, a workgroup each, described by a job table
- * the command buffer uploads itself. A small job runs the same way alone, so its bits never
+ * the recorder writes into host-visible memory of the command buffer's own. A small job runs the same way alone, so its bits never
  * depend on its batch. */
 #define KERN_SMALL_MAX_ELEMENTS 16384
 
