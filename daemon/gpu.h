@@ -64,8 +64,8 @@ struct gpu_info {
 	bool scan_single_pass;         /* single-pass scan asked for (VKR_SCAN), else reduce-then-scan */
 	uint32_t scan_patience;        /* single-pass: look-back rounds before doing stalled work */
 	/* Scan tiles are scanned with subgroup shuffles (else the Blelloch tree in shared memory):
-	 * where the device has them (basic and shuffle_relative in compute, subgroups of 4 to
-	 * 256) and VKR_SCAN_TILE is not "blelloch". */
+	 * with VKR_SCAN_TILE=subgroup where the device has them (basic and shuffle_relative in
+	 * compute, subgroups of 4 to 256). */
 	bool scan_tile_subgroup;
 	double timestamp_period_ns;    /* 0 when the queue has no timestamps */
 	char choice_reason[256];       /* why this device was chosen */
