@@ -6,29 +6,33 @@
 //   T total = tile_upsweep(me, a, b, state);   // a, b: the values of slots me and me + 256
 //   tile_downsweep(me, state, ex);             // ex[0], ex[1]: their exclusive prefixes
 //
-// The default build scans with subgroup shuffles: each subgroup scans its invocations' values
-// by Hillis-Steele (log2(subgroup size) shuffle steps, op() on every step, so any operator
-// works, key-compared min/max included); the subgroups' totals go to shared memory; after one
-// barrier the first subgroup scans them (serially in runs of consecutive totals, then across
-// its lanes the same way); after a second barrier each invocation applies its subgroup's
-// prefix. The two halves (slots 0..255 and 256..511) are scanned side by side, the first
-// half's subgroup totals coming before the second's. Three barriers in all, against 19 for
-// the shared-memory tree, and no 64-bit shared-memory traffic beyond the totals.
+// The build without TILE_BLELLOCH scans with subgroup shuffles: each subgroup scans its
+// invocations' values by Hillis-Steele (log2(subgroup size) shuffle steps, op() on every step,
+// so any operator works, key-compared min/max included); the subgroups' totals go to shared
+// memory; after one barrier the first subgroup scans them (serially in runs of consecutive
+// totals, then across its lanes the same way); after a second barrier each invocation applies
+// its subgroup's prefix. The two halves (slots 0..255 and 256..511) are scanned side by side,
+// the first half's subgroup totals coming before the second's. Three barriers in all, against
+// 19 for the shared-memory tree, and no 64-bit shared-memory traffic beyond the totals.
 //
 // Determinism: the combination shape depends only on the subgroup size, which is fixed for
 // a device (SPIR-V 1.5 modules without the varying-size flag run with the device's
 // subgroupSize), and tile_upsweep is the only code that computes a tile's total, so a
 // single-pass fallback that reduces someone else's tile gets the owner's bits.
 //
-// Requirements (gpu.c checks them and otherwise builds the TILE_BLELLOCH modules): subgroup
+// Requirements (gpu.c checks them, else it picks the TILE_BLELLOCH modules): subgroup
 // operations basic and shuffle_relative in compute shaders, a subgroup size of 4 to 256, and
 // full subgroups (every implementation runs a 256-wide workgroup as 256 / size full
 // subgroups). tile_lane() numbers the invocations by subgroup and lane, so the scan order
 // does not depend on how an implementation maps local ids to subgroups. 64-bit values are
 // shuffled as two 32-bit words, so no shaderSubgroupExtendedTypes is needed.
 //
-// The TILE_BLELLOCH build (VKR_SCAN_TILE=blelloch, or a device without the features above)
-// runs the Blelloch up-sweep and down-sweep of blelloch.glsl instead.
+// The TILE_BLELLOCH build runs the Blelloch up-sweep and down-sweep of blelloch.glsl instead.
+// It is what gpu.c picks by default: on the H200 the shuffles were no faster for
+// reduce-then-scan, and slower for f64 max (2839 against 2532 us at 2^28). A likely reason, not
+// measured: Hillis-Steele is not work-efficient. Each invocation waits through op() 2 log2(32)
+// = 10 times here, against about 4 in the tree, and a key-compared 64-bit min/max costs far
+// more than a barrier; the subgroup scan needs VKR_SCAN_TILE=subgroup.
 
 #if defined(TILE_BLELLOCH)
 

@@ -256,9 +256,9 @@ static void test_scan_float_bits_do_not_depend_on_scheduling(void **state)
 }
 
 /* The tile scan (shaders/tile_scan.glsl) has two builds: the Blelloch tree in shared memory,
- * the default, and subgroup shuffles (VKR_SCAN_TILE=subgroup, on devices that have them). This runs every op, dtype, size and kind on a second device
- * instance with the other one (the suite's other scan tests cover the first), under the same
- * VKR_SCAN and patience. The suite also runs these tests with lavapipe's subgroups of 4 and
+ * the default, and subgroup shuffles (VKR_SCAN_TILE=subgroup, on devices that have them).
+ * This runs every op, dtype, size and kind on a second device instance with the other one
+ * (the suite's other scan tests cover the first), under the same VKR_SCAN and patience. The suite also runs these tests with lavapipe's subgroups of 4 and
  * 16 lanes (LP_NATIVE_VECTOR_WIDTH) besides its default 8. */
 static void test_scan_other_tile_scan_matches_reference(void **state)
 {
