@@ -34,4 +34,6 @@ for config in "$@"; do
 done
 rm -rf "$cache"
 # The device tool brings back only a few files: pack them into one (NO_TAR=1: the caller does).
-[ -n "${NO_TAR:-}" ] || tar czf "$out.tgz" -C "$out" . && rm -rf "${out:?}" && mkdir -p "$out" && mv "$out.tgz" "$out/"
+if [ -z "${NO_TAR:-}" ]; then
+  tar czf "$out.tgz" -C "$out" . && rm -rf "${out:?}" && mkdir -p "$out" && mv "$out.tgz" "$out/"
+fi

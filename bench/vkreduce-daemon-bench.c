@@ -242,7 +242,7 @@ static void batch_counters(const struct cfg *cfg, double *batches, double *jobs)
 static void bench_throughput(const struct cfg *cfg)
 {
 	printf("throughput: async reduces of %d f32 (%s%s), window %d per client, %.1f s per row\n",
-	       cfg->size, cfg->shm ? "shared memory" : "inline", cfg->cork ? ", corked" : "", cfg->window,
+	       cfg->size, cfg->shm ? "one registered region" : "the caller's arrays", cfg->cork ? ", corked" : "", cfg->window,
 	       cfg->seconds);
 	printf("| clients | requests/s | jobs per batch | p50 (us) | p99 (us) |\n|---:|---:|---:|---:|---:|\n");
 	for (int row = 0; row < cfg->nclients; row++) {
