@@ -13,6 +13,7 @@
 
 #include "conn.h"
 #include "copy_pool.h"
+#include "cpu_relax.h"
 #include "daemon.h"
 #include "gpu_ring.h"
 #include "log.h"
@@ -85,15 +86,6 @@ struct batch {
 };
 
 /* ---- completion thread ----------------------------------------------------------------- */
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 static void *completion_main(void *arg)
 {

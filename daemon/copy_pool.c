@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_relax.h"
+
 #define COPY_POOL_MAX_THREADS 16
 #define CHUNK_TASKS 4u /* tasks per claim: 16 KiB of 4 KiB requests */
 
@@ -35,15 +37,6 @@ struct copy_pool {
 	atomic_uint_fast64_t claim;
 	atomic_size_t done;
 };
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 /* Claims and copies chunks of generation gen's list until none is left. */
 static void work(struct copy_pool *p, uint32_t gen, const struct copy_task *tasks, size_t count)

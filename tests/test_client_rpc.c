@@ -116,6 +116,26 @@ static void reply_error(struct fake *f, uint32_t msgid, int code, const char *ms
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* Sends [1, msgid, nil, {"region": region, "size": size}]. */
+static void reply_region(struct fake *f, uint32_t msgid, uint64_t region, uint64_t size)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&pk, 4);
+	msgpack_pack_int(&pk, 1);
+	msgpack_pack_uint32(&pk, msgid);
+	msgpack_pack_nil(&pk);
+	msgpack_pack_map(&pk, 2);
+	msgpack_pack_str_with_body(&pk, "region", 6);
+	msgpack_pack_uint64(&pk, region);
+	msgpack_pack_str_with_body(&pk, "size", 4);
+	msgpack_pack_uint64(&pk, size);
+	fake_send(f, &sb);
+	msgpack_sbuffer_destroy(&sb);
+}
+
 static void reply_str(struct fake *f, uint32_t msgid, const char *s)
 {
 	msgpack_sbuffer sb;
@@ -378,21 +398,7 @@ static void script_register(struct fake *f)
 	char m[32];
 	if (!fake_read(f, &id, m, sizeof(m)))
 		return;
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_array(&pk, 4);
-	msgpack_pack_int(&pk, 1);
-	msgpack_pack_uint32(&pk, id);
-	msgpack_pack_nil(&pk);
-	msgpack_pack_map(&pk, 2);
-	msgpack_pack_str_with_body(&pk, "region", 6);
-	msgpack_pack_uint64(&pk, strcmp(m, "register_shm") == 0 && f->got_fd >= 0 ? 7 : 0);
-	msgpack_pack_str_with_body(&pk, "size", 4);
-	msgpack_pack_uint64(&pk, 4096);
-	fake_send(f, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	reply_region(f, id, strcmp(m, "register_shm") == 0 && f->got_fd >= 0 ? 7 : 0, 4096);
 }
 
 /* The sum of a reduce request's u32 input, read from the bin or from the registered memfd,
@@ -441,25 +447,10 @@ static void script_arena(struct fake *f)
 	char m[32];
 	while (fake_read(f, &id, m, sizeof(m))) {
 		if (strcmp(m, "register_shm") == 0) {
-			if (f->refuse_shm) {
+			if (f->refuse_shm)
 				reply_error(f, id, 6, "shared memory rejected: too large");
-				continue;
-			}
-			msgpack_sbuffer sb;
-			msgpack_packer pk;
-			msgpack_sbuffer_init(&sb);
-			msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-			msgpack_pack_array(&pk, 4);
-			msgpack_pack_int(&pk, 1);
-			msgpack_pack_uint32(&pk, id);
-			msgpack_pack_nil(&pk);
-			msgpack_pack_map(&pk, 2);
-			msgpack_pack_str_with_body(&pk, "region", 6);
-			msgpack_pack_uint64(&pk, 7);
-			msgpack_pack_str_with_body(&pk, "size", 4);
-			msgpack_pack_uint64(&pk, 32768);
-			fake_send(f, &sb);
-			msgpack_sbuffer_destroy(&sb);
+			else
+				reply_region(f, id, 7, 32768);
 		} else {
 			reply_value(f, id, sum_input(f, &f->msg.data.via.array.ptr[3].via.array.ptr[2]));
 		}
