@@ -7,10 +7,11 @@
  * where the daemon imports host memory). On the H200 a daemon serving 32 pipelining clients
  * answered 0.96 M requests/s this way against 0.61 M with the bytes inline (session 3).
  *
- * The arena is registered on the connection's ARENA_WARMUP-th eligible reduce (one round
- * trip, not from inside a callback), so that a connection making a few calls, such as the
- * command-line tool's, never pays for it; if registering fails, the connection sends inline
- * from then on. A slot
+ * Once a connection has sent ARENA_WARMUP eligible inputs inline (so that a connection
+ * making a few calls, such as the command-line tool's, never pays for it), the next
+ * vkr_dispatch or vkr_flush that finds the send buffer empty sends the registration, without
+ * waiting for its answer; inputs go inline until the answer comes. If the daemon refuses,
+ * the connection sends inline from then on, and the refusal is not the caller's last error. A slot
  * is released only when its call is finished (answered, failed, or its connection closed),
  * never earlier: the daemon may read it until it answers.
  */
@@ -43,11 +44,14 @@ struct arena {
 
 /* Sizes the arena from VKR_CLIENT_ARENA_KIB (0 turns it off); allocates nothing yet. */
 void arena_init(struct arena *a);
-/* A slot for bytes bytes (registering the arena first if need be): copies data into it and
- * returns 1 + its index, with the region and offset to name in the request; 0 when the
- * request should go inline (too small or large, arena off or full, inside a callback). */
-uint32_t arena_put(vkr_client *c, struct arena *a, const void *data, size_t bytes,
-                   vkr_region *region, uint64_t *offset);
+/* A slot for bytes bytes: copies data into it and returns 1 + its index, with the region
+ * and offset to name in the request; 0 when the request should go inline (too small or
+ * large, arena not ready, off or full). Never blocks, never sends. */
+uint32_t arena_put(struct arena *a, const void *data, size_t bytes, vkr_region *region,
+                   uint64_t *offset);
+/* Sends the registration when it is due (see above). Called by vkr_dispatch and vkr_flush
+ * outside callbacks; never blocks. */
+void arena_advance(vkr_client *c, struct arena *a);
 /* Releases what arena_put returned (0: nothing). */
 void arena_release(struct arena *a, uint32_t slot);
 /* Frees the memory (the daemon drops the region with the connection). */

@@ -442,14 +442,19 @@ static int handle_reply(vkr_client *c, const msgpack_object *o)
 		    e[0].via.u64 > 1000000)
 			return protocol_error(c, "error is not nil or [code, message]");
 		status = -(VKR_ERROR_BASE + (int)e[0].via.u64);
+	}
+	struct rpc_call *call = table_take(c, (uint32_t)a[1].via.u64);
+	if (!call)
+		return protocol_error(c, "reply to a msgid that is not in flight");
+	/* A quiet call is the library's own (the arena's registration): its refusal is not the
+	 * caller's last error. */
+	if (status && !call->quiet) {
+		const msgpack_object *e = a[2].via.array.ptr;
 		if (a[2].via.array.size >= 2 && e[1].type == MSGPACK_OBJECT_STR)
 			rpc_set_error_message(c, e[1].via.str.ptr, e[1].via.str.size);
 		else
 			rpc_set_error_message(c, "", 0);
 	}
-	struct rpc_call *call = table_take(c, (uint32_t)a[1].via.u64);
-	if (!call)
-		return protocol_error(c, "reply to a msgid that is not in flight");
 	return run_call(c, call, status, status ? NULL : &a[3]);
 }
 
@@ -637,13 +642,15 @@ int rpc_wait(vkr_client *c, const bool *done, uint32_t msgid)
 		int r = io_round(c, remaining(deadline));
 		if (*done)
 			break;
-		if (r < 0)
-			return r;
-		if (deadline >= 0 && now_ms() >= deadline) {
+		if (r >= 0 && deadline >= 0 && now_ms() >= deadline)
+			r = -ETIMEDOUT;
+		if (r < 0) {
+			/* The caller's state (done, results) dies with its frame: a reply that comes
+			 * later must not reach it. */
 			struct rpc_call **slot = table_slot(c, msgid);
 			if (*slot)
 				(*slot)->fn = NULL;
-			return -ETIMEDOUT;
+			return r;
 		}
 	}
 	return 0;
@@ -666,7 +673,7 @@ int rpc_drain(vkr_client *c, int timeout_ms)
 	return 0;
 }
 
-int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd)
+int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd, bool may_wait)
 {
 	int64_t deadline = c->timeout_ms < 0 ? -1 : now_ms() + c->timeout_ms;
 	int err;
@@ -708,6 +715,10 @@ int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd)
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			if (!may_wait) {
+				rpc_abort(c, call);
+				return -EAGAIN;
+			}
 			struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
 			int r = poll(&pfd, 1, remaining(deadline));
 			if (r < 0 && errno != EINTR) {
@@ -796,8 +807,15 @@ size_t vkr_pending(const vkr_client *c)
 	return c->ncalls;
 }
 
+bool rpc_send_idle(const vkr_client *c)
+{
+	return c->out_off == c->out_len && !c->error;
+}
+
 int vkr_dispatch(vkr_client *c, int timeout_ms)
 {
+	if (!c->in_callback)
+		arena_advance(c, &c->arena);
 	return io_round(c, timeout_ms < 0 ? -1 : timeout_ms);
 }
 
@@ -805,6 +823,7 @@ int vkr_flush(vkr_client *c, int timeout_ms)
 {
 	if (c->in_callback)
 		return -EBUSY;
+	arena_advance(c, &c->arena);
 	return rpc_drain(c, timeout_ms);
 }
 

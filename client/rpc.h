@@ -37,6 +37,7 @@ struct rpc_call {
 	void *out; /* borrowed: where a scan's data goes, may be NULL */
 	uint64_t n; /* elements expected back (inline scans) */
 	uint32_t arena_slot; /* 1 + the arena slot holding the input, 0: none (arena.h) */
+	bool quiet; /* the library's own call: an error reply does not set the last message */
 	struct rpc_call *next; /* hash chain, owned by the table */
 };
 
@@ -60,8 +61,11 @@ void rpc_abort(vkr_client *client, struct rpc_call *call);
 int rpc_drain(vkr_client *client, int timeout_ms);
 int rpc_timeout(const vkr_client *client);
 /* As rpc_commit, but the request leaves in one sendmsg with fd attached (SCM_RIGHTS). The caller
- * calls rpc_drain before rpc_begin, so that the fd arrives with this request's first byte. */
-int rpc_commit_with_fd(vkr_client *client, struct rpc_call *call, int fd);
+ * calls rpc_drain before rpc_begin, so that the fd arrives with this request's first byte.
+ * Without may_wait a full socket aborts the call and returns -EAGAIN instead of waiting. */
+int rpc_commit_with_fd(vkr_client *client, struct rpc_call *call, int fd, bool may_wait);
+/* True when nothing waits in the send buffer (and the connection has not failed). */
+bool rpc_send_idle(const vkr_client *client);
 
 /* Runs the socket until *done turns true (set by the call's reply function), within the
  * client's timeout. On -ETIMEDOUT the call with msgid is abandoned. */

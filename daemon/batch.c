@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1028,10 +1029,12 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 		 * with none, 632k with 3, 681k with 6), 0 on CPU devices, whose workers need the
 		 * cores. */
 		const char *threads = getenv("VKR_COPY_THREADS");
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		cpu_set_t allowed;
+		long cpus = sched_getaffinity(0, sizeof(allowed), &allowed) == 0 ? CPU_COUNT(&allowed)
+											: sysconf(_SC_NPROCESSORS_ONLN);
 		unsigned long copy_threads = threads && *threads ? strtoul(threads, NULL, 10)
-					   : type && strcmp(type, "cpu") == 0 ? 0
-					   : cpus > 1 && cpus / 2 < 6 ? (unsigned long)(cpus / 2) : 6;
+					   : (type && strcmp(type, "cpu") == 0) || cpus <= 1 ? 0
+					   : cpus / 2 < 6 ? (unsigned long)(cpus / 2) : 6;
 		if ((r = copy_pool_create(copy_threads > 16 ? 16 : (unsigned)copy_threads, &b->copy_pool))) {
 			snprintf(err, err_size, "copy threads: %s", strerror(-r));
 			goto fail;

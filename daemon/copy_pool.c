@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -146,6 +147,12 @@ void copy_pool_run(struct copy_pool *p, const struct copy_task *tasks, size_t co
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	work(p, gen, tasks, count);
-	while (atomic_load_explicit(&p->done, memory_order_acquire) < count)
-		cpu_relax();
+	/* A helper holding the last chunk may have been descheduled: after a while, give it the
+	 * core instead of spinning through its time slice. */
+	for (unsigned spins = 0; atomic_load_explicit(&p->done, memory_order_acquire) < count; spins++) {
+		if (spins < 4096)
+			cpu_relax();
+		else
+			sched_yield();
+	}
 }

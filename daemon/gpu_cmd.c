@@ -115,8 +115,11 @@ int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct g
 		while (size < bytes)
 			size *= 2;
 		gpu_buffer_destroy(gpu, &cmd->table);
-		/* Host-visible and mapped: the recorder writes the table in place. */
+		/* Host-visible and mapped: the recorder writes the table in place. Device-local
+		 * host-visible memory can be a small window (no resizable BAR): then host RAM. */
 		int rc = gpu_buffer_create(gpu, size, GPU_MEMORY_UPLOAD, &cmd->table);
+		if (rc < 0)
+			rc = gpu_buffer_create(gpu, size, GPU_MEMORY_STAGING, &cmd->table);
 		if (rc < 0)
 			return rc;
 		if (!cmd->table.map) {

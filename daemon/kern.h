@@ -64,7 +64,7 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
  * compute->compute barriers. The caller makes inputs visible before (host writes are, by
  * submission; transfers need a barrier) and gpu_cmd_submit makes outputs visible to the
  * host. Returns 0, or -ENOMEM (the small jobs' table could not be allocated) with nothing
- * recorded. */
+ * recorded. At most once per command buffer: the small jobs' table is the buffer's own. */
 int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count);
 
 /* Records a copy of bytes (a multiple of 16, < 2^36) from src to dst (16-byte aligned

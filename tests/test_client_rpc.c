@@ -478,8 +478,9 @@ static void reduce_burst(vkr_client *c, int count, size_t n)
 }
 
 /* A 32 KiB arena has two 16 KiB slots. Only inputs sent while other calls are in flight
- * may use it, once eight of them have gone inline; then two of a burst go through it and the
- * rest inline; answered slots are used again; tiny inputs and lone calls stay inline. */
+ * count; once eight have gone inline, a dispatch registers the arena (the reduce calls never
+ * block for it); then two of a burst go through it and the rest inline; answered slots are
+ * used again; tiny inputs and lone calls stay inline. */
 static void test_small_inputs_go_through_the_arena_and_overflow_inline(void **state)
 {
 	struct fake f;
@@ -487,40 +488,91 @@ static void test_small_inputs_go_through_the_arena_and_overflow_inline(void **st
 	setenv("VKR_CLIENT_ARENA_KIB", "32", 1);
 	vkr_client *c = fake_start(&f, script_arena);
 	unsetenv("VKR_CLIENT_ARENA_KIB");
-	reduce_burst(c, 8, 1000); /* the first eight go inline: a short-lived client pays nothing */
+	reduce_burst(c, 8, 1000); /* seven eligible (the first had nothing in flight) */
+	reduce_burst(c, 3, 1000); /* eligible 8, 9, 10: all inline, registered in the dispatch */
 	assert_int_equal(f.shm_seen, 0);
-	assert_int_equal(f.inline_seen, 8);
-	reduce_burst(c, 5, 1000); /* the 1st has nothing in flight; the 2nd is the 8th eligible */
-	assert_int_equal(f.shm_seen, 2);
 	assert_int_equal(f.inline_seen, 11);
+	reduce_burst(c, 5, 1000); /* the first inline (nothing in flight), two slots, two inline */
+	assert_int_equal(f.shm_seen, 2);
+	assert_int_equal(f.inline_seen, 14);
 	reduce_burst(c, 3, 4096); /* the slots were released: used again */
 	assert_int_equal(f.shm_seen, 4);
-	assert_int_equal(f.inline_seen, 12);
-	reduce_burst(c, 3, 100); /* 400 bytes: cheaper inline */
 	assert_int_equal(f.inline_seen, 15);
+	reduce_burst(c, 3, 100); /* 400 bytes: cheaper inline */
+	assert_int_equal(f.inline_seen, 18);
 	static uint32_t one[1000];
 	vkr_value v;
 	for (size_t k = 0; k < 1000; k++)
 		one[k] = 3;
 	assert_int_equal(vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_U32, one, 1000, NULL, &v), 0);
 	assert_int_equal(v.u64, 3000);
-	assert_int_equal(f.inline_seen, 16); /* a lone synchronous call stays inline */
+	assert_int_equal(f.inline_seen, 19); /* a lone synchronous call stays inline */
 	assert_int_equal(f.shm_seen, 4);
 	fake_stop(&f, c);
 }
 
-/* A daemon that refuses the arena gets every input inline, and the answers are the same. */
+/* An event-driven client whose callbacks send the next requests still gets the arena: its
+ * vkr_dispatch registers it. */
+struct chain {
+	int left, done;
+	uint32_t data[1024];
+	uint64_t sum;
+};
+
+static void on_chained(vkr_client *c, int status, const vkr_value *v, void *ud)
+{
+	struct chain *ch = ud;
+	assert_int_equal(status, 0);
+	assert_int_equal(v->u64, ch->sum);
+	ch->done++;
+	if (ch->left > 0) {
+		ch->left--;
+		assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, ch->data, 1024, NULL, on_chained, ch), 0);
+	}
+}
+
+static void test_callback_driven_pipeline_gets_the_arena(void **state)
+{
+	struct fake f;
+	static struct chain ch;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_arena);
+	memset(&ch, 0, sizeof(ch));
+	for (uint32_t k = 0; k < 1024; k++) {
+		ch.data[k] = k;
+		ch.sum += k;
+	}
+	ch.left = 60;
+	for (int i = 0; i < 4; i++) /* four in flight; each answer sends the next */
+		assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, ch.data, 1024, NULL, on_chained, &ch), 0);
+	while (vkr_pending(c) > 0)
+		assert_true(vkr_dispatch(c, 5000) >= 0);
+	assert_int_equal(ch.done, 64);
+	assert_true(f.shm_seen > 30);
+	assert_int_equal(f.shm_seen + f.inline_seen, 64);
+	fake_stop(&f, c);
+}
+
+static void script_arena_refused(struct fake *f)
+{
+	f->refuse_shm = true;
+	script_arena(f);
+}
+
+/* A daemon that refuses the arena gets every input inline, the answers are the same, and the
+ * refusal is not the caller's last error. */
 static void test_refused_arena_sends_inline(void **state)
 {
 	struct fake f;
 	(void)state;
-	vkr_client *c = fake_start(&f, script_arena);
-	f.refuse_shm = true; /* read by the fake's thread only after the first request */
+	vkr_client *c = fake_start(&f, script_arena_refused);
 	reduce_burst(c, 8, 2000);
 	reduce_burst(c, 3, 2000);
 	reduce_burst(c, 3, 2000);
+	reduce_burst(c, 3, 2000);
 	assert_int_equal(f.shm_seen, 0);
-	assert_int_equal(f.inline_seen, 14);
+	assert_int_equal(f.inline_seen, 17);
+	assert_string_equal(vkr_last_error_message(c), "");
 	fake_stop(&f, c);
 }
 
@@ -546,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_replies_in_any_order_reach_their_own_callbacks),
 		cmocka_unit_test(test_corked_requests_wait_for_uncork),
 		cmocka_unit_test(test_small_inputs_go_through_the_arena_and_overflow_inline),
+		cmocka_unit_test(test_callback_driven_pipeline_gets_the_arena),
 		cmocka_unit_test(test_refused_arena_sends_inline),
 		cmocka_unit_test(test_wire_error_gives_code_and_sanitized_message),
 		cmocka_unit_test(test_result_of_wrong_shape_fails_only_that_call),

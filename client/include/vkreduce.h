@@ -247,10 +247,10 @@ typedef void (*vkr_scan_cb)(vkr_client *client, int status, uint64_t count, void
  * until the callback has run (or vkr_close). The request is sent as far as the socket takes
  * it without blocking; the rest goes out in vkr_flush, vkr_dispatch or a later call.
  * Reduce inputs of 1 to 16 KiB sent while other calls are in flight go through the
- * connection's shared-memory arena once the connection has sent eight of them (the daemon
- * then reads them in place; see
- * VKR_CLIENT_ARENA_KIB in the README): setting the arena up is one blocking round trip, once
- * per connection, and never from inside a callback.
+ * connection's shared-memory arena once the connection has sent eight of them inline (the
+ * daemon then reads them in place; see VKR_CLIENT_ARENA_KIB in the README). A later
+ * vkr_dispatch or vkr_flush registers the arena without waiting for the answer; no call
+ * blocks for it. Do not use a client in a forked child: the arena is shared memory.
  * Any number of requests may be in flight; replies may arrive in any order.
  * Returns 0 or a negative code (then cb is never called).
  */
@@ -276,7 +276,7 @@ int vkr_get_fd(const vkr_client *client);
  * write this way, which saves the daemon a socket read and a wake-up per request. Uncorking
  * sends what the socket takes without blocking. Returns 0 or the connection's error.
  */
-int vkr_cork(vkr_client *client, bool corked);
+int vkr_cork(vkr_client *client, bool corked); /* client must not be NULL */
 /* True while requests wait in the send buffer. */
 bool vkr_want_write(const vkr_client *client);
 /* Number of requests sent or queued whose reply has not been handled yet. */
