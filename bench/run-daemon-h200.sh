@@ -7,7 +7,7 @@
 #
 # A CONFIG is NAME:ENV-ASSIGNMENTS:DAEMON-FLAGS:BENCH-FLAGS (fields may be empty; spaces
 # separate words inside a field), e.g.
-#   'host-upload:VKR_UPLOAD_MEMORY=host::--no-latency --clients 32'
+#   'arena-off:VKR_CLIENT_ARENA_KIB=0::--no-latency --cork --clients 32'
 set -u
 out=${1:?usage: bench/run-daemon-h200.sh OUTDIR [CONFIG...]}
 shift
