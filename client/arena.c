@@ -20,12 +20,18 @@ void arena_init(struct arena *a)
 	a->state = a->nslots > 0 ? ARENA_UNTRIED : ARENA_OFF;
 }
 
-static void turn_off(struct arena *a)
+/* Frees the memfd and the slot list; the state is the caller's to set. */
+static void drop_memory(struct arena *a)
 {
 	vkr_shm_free(a->shm);
 	a->shm = NULL;
 	free(a->free);
 	a->free = NULL;
+}
+
+static void turn_off(struct arena *a)
+{
+	drop_memory(a);
 	a->state = ARENA_OFF;
 }
 
@@ -86,11 +92,7 @@ void arena_advance(vkr_client *c, struct arena *a)
 	call->quiet = true;
 	err = rpc_commit_with_fd(c, call, vkr_shm_fd(a->shm), false);
 	if (err == -EAGAIN) {
-		/* The socket is full: try again on a later dispatch. */
-		vkr_shm_free(a->shm);
-		a->shm = NULL;
-		free(a->free);
-		a->free = NULL;
+		drop_memory(a); /* the socket is full: try again on a later dispatch */
 		return;
 	}
 	if (err < 0) {
@@ -125,8 +127,5 @@ void arena_release(struct arena *a, uint32_t slot)
 
 void arena_finish(struct arena *a)
 {
-	vkr_shm_free(a->shm);
-	free(a->free);
-	memset(a, 0, sizeof(*a));
-	a->state = ARENA_OFF;
+	turn_off(a);
 }

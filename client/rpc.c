@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "cpu_relax.h"
 #include "proto_path.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -604,15 +605,6 @@ static int64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
 }
 
 /* Polls for the reply without sleeping, for at most c->spin_ns, once the request is sent. */

@@ -523,12 +523,42 @@ static bool region_src_at(const unsigned char **p, const unsigned char *end, vkr
 	return true;
 }
 
+/* A complete bin at p within max_bytes whose length is a multiple of the element size. */
+static bool bin_src_at(const unsigned char **p, const unsigned char *end, vkr_dtype dtype,
+		       uint64_t max_bytes, struct dispatch_src *src)
+{
+	const unsigned char *q = *p;
+	unsigned width;
+	uint64_t bytes = 0;
+
+	if (q >= end)
+		return false;
+	switch (*q) {
+	case 0xc4: width = 1; break;
+	case 0xc5: width = 2; break;
+	case 0xc6: width = 4; break;
+	default: return false;
+	}
+	if ((size_t)(end - q - 1) < width)
+		return false;
+	for (unsigned i = 1; i <= width; i++)
+		bytes = bytes << 8 | q[i];
+	q += 1 + width;
+	if (bytes > max_bytes || bytes > (uint64_t)(end - q) || bytes % proto_dtype_size(dtype) != 0)
+		return false;
+	src->data = q;
+	src->bytes = bytes;
+	src->count = bytes / proto_dtype_size(dtype);
+	*p = q + bytes;
+	return true;
+}
+
 size_t dispatch_fast_reduce(struct conn *conn, const void *data, size_t len, struct rxbuf *rx)
 {
 	struct vkrd *d = conn->d;
 	const unsigned char *p = data, *end = p + len;
 	struct dispatch_compute c;
-	uint64_t msgid, bytes;
+	uint64_t msgid;
 	const char *str;
 	size_t slen;
 	vkr_op op;
@@ -540,73 +570,27 @@ size_t dispatch_fast_reduce(struct conn *conn, const void *data, size_t len, str
 	if (len < 16 || p[0] != 0x94 || p[1] != 0x00)
 		return 0;
 	p += 2;
-	if (*p <= 0x7f) {
-		msgid = *p++;
-	} else if (*p == 0xcc) {
-		msgid = p[1];
-		p += 2;
-	} else if (*p == 0xcd) {
-		msgid = (uint64_t)p[1] << 8 | p[2];
-		p += 3;
-	} else if (*p == 0xce) {
-		msgid = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
-		p += 5;
-	} else {
+	if (!uint_at(&p, end, &msgid) || msgid > UINT32_MAX)
 		return 0;
-	}
 	if ((size_t)(end - p) < 8 || memcmp(p, "\xa6" "reduce" "\x93", 8) != 0)
 		return 0;
 	p += 8;
 	if (!fixstr(&p, end, &str, &slen) || !proto_op_parse(str, slen, &op) || op == VKR_OP_COUNT)
 		return 0; /* count takes opts */
-	if (!fixstr(&p, end, &str, &slen) || !proto_dtype_parse(str, slen, &dtype) || end - p < 2)
-		return 0;
-	if (*p == 0x83) {
-		memset(&c, 0, sizeof(c));
-		if (!region_src_at(&p, end, dtype, &c.src))
-			return 0;
-		c.kind = KERN_REDUCE;
-		c.op = op;
-		c.dtype = dtype;
-		d->stats.requests++;
-		d->stats.requests_by_method[STATS_METHOD_REDUCE]++;
-		compute_enqueue(conn, (uint32_t)msgid, &c, NULL, KERN_REDUCE);
-		return (size_t)(p - (const unsigned char *)data);
-	}
-	switch (*p) {
-	case 0xc4:
-		bytes = p[1];
-		p += 2;
-		break;
-	case 0xc5:
-		if (end - p < 3)
-			return 0;
-		bytes = (uint64_t)p[1] << 8 | p[2];
-		p += 3;
-		break;
-	case 0xc6:
-		if (end - p < 5)
-			return 0;
-		bytes = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
-		p += 5;
-		break;
-	default:
-		return 0;
-	}
-	if (bytes > d->limits.max_inline_bytes || bytes > (uint64_t)(end - p) ||
-	    bytes % proto_dtype_size(dtype) != 0)
+	if (!fixstr(&p, end, &str, &slen) || !proto_dtype_parse(str, slen, &dtype))
 		return 0;
 	memset(&c, 0, sizeof(c));
+	if (!region_src_at(&p, end, dtype, &c.src) &&
+	    !bin_src_at(&p, end, dtype, d->limits.max_inline_bytes, &c.src))
+		return 0;
 	c.kind = KERN_REDUCE;
 	c.op = op;
 	c.dtype = dtype;
-	c.src.data = p;
-	c.src.bytes = bytes;
-	c.src.count = bytes / proto_dtype_size(c.dtype);
 	d->stats.requests++;
 	d->stats.requests_by_method[STATS_METHOD_REDUCE]++;
-	compute_enqueue(conn, (uint32_t)msgid, &c, rx, KERN_REDUCE);
-	return (size_t)(p + bytes - (const unsigned char *)data);
+	/* Only an inline input lives in the receive buffer. */
+	compute_enqueue(conn, (uint32_t)msgid, &c, c.src.shm ? NULL : rx, KERN_REDUCE);
+	return (size_t)(p - (const unsigned char *)data);
 }
 
 static void close_fds(int *fds, unsigned nfds)

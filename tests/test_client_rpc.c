@@ -79,76 +79,72 @@ static void fake_send(struct fake *f, const msgpack_sbuffer *sb)
 	}
 }
 
+/* A response being built: [1, msgid, then the error and the result packed by the caller. */
+struct reply {
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+};
+
+static void reply_begin(struct reply *r, uint32_t msgid)
+{
+	msgpack_sbuffer_init(&r->sb);
+	msgpack_packer_init(&r->pk, &r->sb, msgpack_sbuffer_write);
+	msgpack_pack_array(&r->pk, 4);
+	msgpack_pack_int(&r->pk, 1);
+	msgpack_pack_uint32(&r->pk, msgid);
+}
+
+static void reply_send(struct fake *f, struct reply *r)
+{
+	fake_send(f, &r->sb);
+	msgpack_sbuffer_destroy(&r->sb);
+}
+
+/* Sends [1, msgid, nil, {k1: v1, k2: v2}] with unsigned values. */
+static void reply_map2(struct fake *f, uint32_t msgid, const char *k1, uint64_t v1, const char *k2,
+                       uint64_t v2)
+{
+	struct reply r;
+	reply_begin(&r, msgid);
+	msgpack_pack_nil(&r.pk);
+	msgpack_pack_map(&r.pk, 2);
+	msgpack_pack_str_with_body(&r.pk, k1, strlen(k1));
+	msgpack_pack_uint64(&r.pk, v1);
+	msgpack_pack_str_with_body(&r.pk, k2, strlen(k2));
+	msgpack_pack_uint64(&r.pk, v2);
+	reply_send(f, &r);
+}
+
 /* Sends [1, msgid, nil, {"value": v, "count": 1}]. */
 static void reply_value(struct fake *f, uint32_t msgid, uint64_t v)
 {
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_array(&pk, 4);
-	msgpack_pack_int(&pk, 1);
-	msgpack_pack_uint32(&pk, msgid);
-	msgpack_pack_nil(&pk);
-	msgpack_pack_map(&pk, 2);
-	msgpack_pack_str_with_body(&pk, "value", 5);
-	msgpack_pack_uint64(&pk, v);
-	msgpack_pack_str_with_body(&pk, "count", 5);
-	msgpack_pack_uint64(&pk, 1);
-	fake_send(f, &sb);
-	msgpack_sbuffer_destroy(&sb);
-}
-
-static void reply_error(struct fake *f, uint32_t msgid, int code, const char *msg)
-{
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_array(&pk, 4);
-	msgpack_pack_int(&pk, 1);
-	msgpack_pack_uint32(&pk, msgid);
-	msgpack_pack_array(&pk, 2);
-	msgpack_pack_int(&pk, code);
-	msgpack_pack_str_with_body(&pk, msg, strlen(msg));
-	msgpack_pack_nil(&pk);
-	fake_send(f, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	reply_map2(f, msgid, "value", v, "count", 1);
 }
 
 /* Sends [1, msgid, nil, {"region": region, "size": size}]. */
 static void reply_region(struct fake *f, uint32_t msgid, uint64_t region, uint64_t size)
 {
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_array(&pk, 4);
-	msgpack_pack_int(&pk, 1);
-	msgpack_pack_uint32(&pk, msgid);
-	msgpack_pack_nil(&pk);
-	msgpack_pack_map(&pk, 2);
-	msgpack_pack_str_with_body(&pk, "region", 6);
-	msgpack_pack_uint64(&pk, region);
-	msgpack_pack_str_with_body(&pk, "size", 4);
-	msgpack_pack_uint64(&pk, size);
-	fake_send(f, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	reply_map2(f, msgid, "region", region, "size", size);
+}
+
+static void reply_error(struct fake *f, uint32_t msgid, int code, const char *msg)
+{
+	struct reply r;
+	reply_begin(&r, msgid);
+	msgpack_pack_array(&r.pk, 2);
+	msgpack_pack_int(&r.pk, code);
+	msgpack_pack_str_with_body(&r.pk, msg, strlen(msg));
+	msgpack_pack_nil(&r.pk);
+	reply_send(f, &r);
 }
 
 static void reply_str(struct fake *f, uint32_t msgid, const char *s)
 {
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_array(&pk, 4);
-	msgpack_pack_int(&pk, 1);
-	msgpack_pack_uint32(&pk, msgid);
-	msgpack_pack_nil(&pk);
-	msgpack_pack_str_with_body(&pk, s, strlen(s));
-	fake_send(f, &sb);
-	msgpack_sbuffer_destroy(&sb);
+	struct reply r;
+	reply_begin(&r, msgid);
+	msgpack_pack_nil(&r.pk);
+	msgpack_pack_str_with_body(&r.pk, s, strlen(s));
+	reply_send(f, &r);
 }
 
 static void *fake_main(void *arg)
