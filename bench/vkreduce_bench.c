@@ -3,7 +3,7 @@
  * queries, beside the device's own copy bandwidth measured in the same run.
  *
  *   vkreduce-bench [--all] [--ops sum,min,...] [--dtypes f32,...] [--min-log2 K]
- *                  [--max-log2 K] [--reps N] [--csv FILE] [--scan-only|--reduce-only]
+ *                  [--max-log2 K] [--reps N] [--csv FILE] [--scan-only|--reduce-only] [--pcie]
  *
  * Each figure is the median of --reps runs of one job alone in its command buffer (the
  * time between the command buffer's first and last timestamp). Bandwidth counts the bytes
@@ -31,6 +31,7 @@ struct options {
 	int min_log2, max_log2;
 	int reps;
 	bool reduce, scan;
+	bool pcie;
 	const char *csv;
 };
 
@@ -47,6 +48,9 @@ static void usage(FILE *f)
 		"  --max-log2 K        largest size 2^K elements (default 28 on GPUs, 22 on CPUs)\n"
 		"  --reps N            runs per figure, median reported (default 20)\n"
 		"  --reduce-only, --scan-only\n"
+		"  --pcie              also time host RAM <-> device copies (2^max-log2 x 4 bytes) by the\n"
+		"                      copy engine and by the copy kernel: each direction, then both\n"
+		"                      at once (the ceilings of requests on shared memory)\n"
 		"  --csv FILE          also write the table as CSV\n"
 		"  -h, --help\n");
 }
@@ -324,6 +328,48 @@ static int measure_copy(struct gpu *gpu, const struct options *o, double *gbs)
 	return rc;
 }
 
+/* The ceilings of a request on shared memory: host RAM <-> device over PCIe, by the copy
+ * engine (vkCmdCopyBuffer) and by shader cores (the copy kernel, which moves data the way the
+ * scan of an imported region does), one direction at a time and both at once (host RAM to
+ * host RAM: every byte crosses the bus twice, once each way, as in a scan from one region
+ * into another). GB/s are per direction. */
+static int measure_pcie(struct gpu *gpu, const struct options *o)
+{
+	uint64_t bytes = ((uint64_t)1 << o->max_log2) * 4;
+	struct gpu_buffer host_a = { 0 }, host_b = { 0 }, dev = { 0 };
+	int rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_STAGING, &host_a);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_READBACK, &host_b);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_DEVICE, &dev);
+	const struct {
+		const char *what;
+		struct gpu_buffer *src, *dst;
+	} moves[] = {
+		{ "host to device", &host_a, &dev },
+		{ "device to host", &dev, &host_b },
+		{ "host to host (both directions at once)", &host_a, &host_b },
+	};
+	for (size_t i = 0; i < sizeof(moves) / sizeof(moves[0]) && rc == 0; i++) {
+		struct copy_ctx c = { .src = moves[i].src, .dst = moves[i].dst, .bytes = bytes };
+		double kernel_us = 0, dma_us = 0;
+		rc = warm_up(gpu);
+		if (rc == 0)
+			rc = time_median(gpu, o->reps, record_copy_kernel, &c, &kernel_us);
+		if (rc == 0)
+			rc = time_median(gpu, o->reps, record_copy, &c, &dma_us);
+		if (rc == 0)
+			printf("pcie %-40s %llu MiB: copy kernel %9.2f us %6.1f GB/s, "
+			       "vkCmdCopyBuffer %9.2f us %6.1f GB/s\n",
+			       moves[i].what, (unsigned long long)(bytes >> 20), kernel_us,
+			       (double)bytes / (kernel_us * 1e3), dma_us, (double)bytes / (dma_us * 1e3));
+	}
+	gpu_buffer_destroy(gpu, &host_a);
+	gpu_buffer_destroy(gpu, &host_b);
+	gpu_buffer_destroy(gpu, &dev);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .min_log2 = 10, .max_log2 = -1, .reps = 20, .reduce = true, .scan = true };
@@ -339,6 +385,7 @@ int main(int argc, char **argv)
 		{ "csv", required_argument, NULL, 'c' },
 		{ "reduce-only", no_argument, NULL, 'R' },
 		{ "scan-only", no_argument, NULL, 'S' },
+		{ "pcie", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -360,6 +407,7 @@ int main(int argc, char **argv)
 		case 'c': o.csv = optarg; break;
 		case 'R': o.scan = false; break;
 		case 'S': o.reduce = false; break;
+		case 'P': o.pcie = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -410,6 +458,8 @@ int main(int argc, char **argv)
 		rc = warm_up(gpu);
 	if (rc == 0)
 		rc = measure_copy(gpu, &o, &copy_gbs);
+	if (rc == 0 && o.pcie)
+		rc = measure_pcie(gpu, &o);
 	printf("%-7s %-5s %-4s %-5s %12s %10s %7s\n", "kind", "op", "type", "n", "gpu us", "GB/s", "of copy");
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_ && rc == 0; d++) {
 		if (!o.dtypes[d])

@@ -143,7 +143,8 @@ void gpu_cmd_abandon(struct gpu *gpu, struct gpu_cmd *cmd);
 /* GPU time between the command buffer's begin and end timestamps, in nanoseconds; 0 if the
  * device has no timestamps. Valid once its value has completed. */
 uint64_t gpu_cmd_elapsed_ns(struct gpu *gpu, struct gpu_cmd *cmd);
-/* Returns a completed command buffer to the pool. Accepts NULL. */
+/* Returns a completed command buffer to the pool, reset there so that the next gpu_cmd_begin
+ * does not pay for it. Accepts NULL. */
 void gpu_cmd_recycle(struct gpu *gpu, struct gpu_cmd *cmd);
 
 /* Waits until the timeline reaches value: 0, -ETIMEDOUT, or -EIO when the device is lost.

@@ -87,7 +87,8 @@ int gpu_cmd_begin(struct gpu *gpu, struct gpu_cmd **out)
 	}
 	cmd->next = NULL;
 	cmd->value = 0;
-	VkResult r = vkResetCommandBuffer(cmd->handle, 0);
+	VkResult r = cmd->reset ? VK_SUCCESS : vkResetCommandBuffer(cmd->handle, 0);
+	cmd->reset = false;
 	const VkCommandBufferBeginInfo bi = {
 		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 		.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
@@ -217,6 +218,9 @@ void gpu_cmd_recycle(struct gpu *gpu, struct gpu_cmd *cmd)
 {
 	if (!cmd)
 		return;
+	/* Reset now, off the next request's path: the batch's replies are already written.
+	 * A failure leaves the reset to gpu_cmd_begin, which reports it. */
+	cmd->reset = vkResetCommandBuffer(cmd->handle, 0) == VK_SUCCESS;
 	cmd->next = gpu->free_cmds;
 	gpu->free_cmds = cmd;
 }

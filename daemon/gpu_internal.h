@@ -17,8 +17,9 @@ struct gpu_cmd {
 	VkCommandBuffer handle; /* owned by the pool */
 	VkQueryPool timestamps; /* owned: 2 queries, begin and end; may be VK_NULL_HANDLE */
 	uint64_t value;         /* timeline value signalled when it completes, 0 before submit */
-	struct gpu_buffer table; /* owned: device memory for job tables recorded into this
-				  * command buffer (vkCmdUpdateBuffer); reused only after completion */
+	struct gpu_buffer table; /* owned: mapped memory for the job tables of the batch recorded
+				  * into this command buffer; reused only after completion */
+	bool reset;             /* in the initial state: reset when recycled, after the replies */
 	struct gpu_cmd *next;   /* free list link */
 };
 
