@@ -11,6 +11,16 @@
 // shuffles, or the Blelloch tree in shared memory in the TILE_BLELLOCH build). The number
 // of dispatches never grows with n, and each workgroup walks tiles with a grid stride so any
 // tile count fits the device's workgroup-count limit.
+//
+// Coalesced tiles. An invocation's slots are 32 contiguous bytes, so a warp-wide load of
+// slot vectors touches every other 16 bytes of 1 KiB. Where COALESCED (below), whole tiles
+// are read as rows instead (invocation lid takes vectors lid, lid + 256, ...: each load
+// instruction of the workgroup covers 4 KiB), the reduce pass folds them as they come, and
+// the apply pass hands them to their slots' owners through shared memory, half a tile at a
+// time (8 KiB), and writes its output back the same way. On the H200 (session 4, run 6,
+// 2^28): f64/i64 sum 2463 -> 1976 us, f32/i32 sum 923 -> 896 us; but float min/max, whose
+// order-key comparisons (EXACT_COMPARE) need many more registers, got slower (f32 max 969 ->
+// 1147 us), so they keep the slot loads.
 
 #include "common.glsl"
 
@@ -33,6 +43,109 @@ layout(push_constant, scalar) uniform Params {
 #include "scan_tile.glsl"
 #include "tile_scan.glsl"
 
+#if EXACT_COMPARE
+const bool COALESCED = OP != 2u && OP != 3u; // not min or max
+#else
+const bool COALESCED = true;
+#endif
+#define ROW_VECS (SLOTS * SLOT_VECS / WG_SIZE) // a tile's vectors per invocation, in rows
+#define HALF_VECS (SLOTS / 2u * SLOT_VECS)     // the vectors of half a tile
+// Sized by specialization: the kernels that do not stage reserve no shared memory for it.
+const uint STAGE_VECS = COALESCED ? HALF_VECS : 1u;
+shared VT s_stage[STAGE_VECS];
+
+bool coalesced_tile(uint t)
+{
+	return COALESCED && pc.vec_ok != 0u && (t + 1u) * TILE <= pc.n;
+}
+
+// Whole tile t as rows: x[k] holds the tile's vector k * 256 + lid.
+void load_rows(uint t, uint lid, out VT x[ROW_VECS])
+{
+	Vecs vecs = Vecs(pc.src);
+	uint base = t * (TILE / VEC);
+	for (uint k = 0u; k < ROW_VECS; k++)
+		x[k] = vecs.v[base + k * WG_SIZE + lid];
+}
+
+// The fold of slots lid and lid + 256 of tile t.
+void fold_tile(uint t, uint lid, out T s0, out T s1)
+{
+	if (!coalesced_tile(t)) {
+		T vals[ITEMS];
+		load_slot(t, lid, vals);
+		s0 = fold_slot(vals);
+		load_slot(t, lid + 256u, vals);
+		s1 = fold_slot(vals);
+		return;
+	}
+	// Rows 0 and 1 are the first half of the tile, rows 2 and 3 the second: the totals of
+	// the two halves, though not of the slots, which the reduce pass does not need.
+	VT x[ROW_VECS];
+	load_rows(t, lid, x);
+	T h[2];
+	for (uint half_ = 0u; half_ < 2u; half_++) {
+		T v = x[2u * half_][0];
+		for (uint c = 1u; c < VEC; c++)
+			v = op(v, x[2u * half_][c]);
+		for (uint c = 0u; c < VEC; c++)
+			v = op(v, x[2u * half_ + 1u][c]);
+		h[half_] = v;
+	}
+	s0 = h[0];
+	s1 = h[1];
+}
+
+// Slots lid and lid + 256 of tile t into vals[0] and vals[1].
+void load_tile(uint t, uint lid, out T vals[2][ITEMS])
+{
+	if (!coalesced_tile(t)) {
+		load_slot(t, lid, vals[0]);
+		load_slot(t, lid + 256u, vals[1]);
+		return;
+	}
+	VT x[ROW_VECS];
+	load_rows(t, lid, x);
+	// Half h of the tile is rows 2h and 2h + 1, and slots h * 256 .. h * 256 + 255.
+	for (uint h = 0u; h < 2u; h++) {
+		barrier(); // s_stage is free
+		s_stage[lid] = x[2u * h];
+		s_stage[WG_SIZE + lid] = x[2u * h + 1u];
+		barrier();
+		for (uint k = 0u; k < SLOT_VECS; k++) {
+			VT v = s_stage[lid * SLOT_VECS + k];
+			for (uint c = 0u; c < VEC; c++)
+				vals[h][k * VEC + c] = v[c];
+		}
+	}
+}
+
+// Writes the scan of slots lid and lid + 256 of tile t given their prefixes.
+void store_tile(uint t, uint lid, T prefix[2], T vals[2][ITEMS])
+{
+	if (!coalesced_tile(t)) {
+		store_slot(t, lid, prefix[0], vals[0], EXCLUSIVE);
+		store_slot(t, lid + 256u, prefix[1], vals[1], EXCLUSIVE);
+		return;
+	}
+	OutVecs outv = OutVecs(pc.dst);
+	uint base = t * (TILE / VEC);
+	for (uint h = 0u; h < 2u; h++) {
+		T out_vals[ITEMS];
+		scan_slot(prefix[h], vals[h], EXCLUSIVE, out_vals);
+		barrier(); // s_stage is free
+		for (uint k = 0u; k < SLOT_VECS; k++) {
+			VT v;
+			for (uint c = 0u; c < VEC; c++)
+				v[c] = out_vals[k * VEC + c];
+			s_stage[lid * SLOT_VECS + k] = v;
+		}
+		barrier();
+		outv.v[base + h * HALF_VECS + lid] = s_stage[lid];
+		outv.v[base + h * HALF_VECS + WG_SIZE + lid] = s_stage[WG_SIZE + lid];
+	}
+}
+
 void main()
 {
 	uint lid = tile_lane(); // owns slots lid and lid + 256
@@ -40,11 +153,8 @@ void main()
 
 #if defined(KERNEL_SCAN_REDUCE)
 	for (uint t = gl_WorkGroupID.x; t < pc.tiles; t += gl_NumWorkGroups.x) {
-		T vals[ITEMS];
-		load_slot(t, lid, vals);
-		T s0 = fold_slot(vals);
-		load_slot(t, lid + 256u, vals);
-		T s1 = fold_slot(vals);
+		T s0, s1;
+		fold_tile(t, lid, s0, s1);
 #if defined(TILE_BLELLOCH)
 		// A plain tree is enough for a total: sequential addressing over 256 entries.
 		barrier(); // the previous tile's reads of temp are done
@@ -91,13 +201,12 @@ void main()
 #elif defined(KERNEL_SCAN_APPLY)
 	for (uint t = gl_WorkGroupID.x; t < pc.tiles; t += gl_NumWorkGroups.x) {
 		T vals[2][ITEMS], state[2], ex[2];
-		load_slot(t, lid, vals[0]);
-		load_slot(t, lid + 256u, vals[1]);
+		load_tile(t, lid, vals);
 		T carry = totals.v[t];
 		tile_upsweep(lid, fold_slot(vals[0]), fold_slot(vals[1]), state);
 		tile_downsweep(lid, state, ex); // the next tile's tile_upsweep starts with a barrier
-		store_slot(t, lid, op(carry, ex[0]), vals[0], EXCLUSIVE);
-		store_slot(t, lid + 256u, op(carry, ex[1]), vals[1], EXCLUSIVE);
+		T prefix[2] = { op(carry, ex[0]), op(carry, ex[1]) };
+		store_tile(t, lid, prefix, vals);
 	}
 #else
 #error "no KERNEL_SCAN_ defined"
