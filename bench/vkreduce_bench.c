@@ -47,7 +47,7 @@ static void usage(FILE *f)
 		"  --min-log2 K        smallest size 2^K elements (default 10)\n"
 		"  --max-log2 K        largest size 2^K elements (default 28 on GPUs, 22 on CPUs)\n"
 		"  --reps N            runs per figure, median reported (default 20)\n"
-		"  --reduce-only, --scan-only\n"
+		"  --reduce-only, --scan-only  (both: no kernel series, e.g. with --pcie)\n"
 		"  --pcie              also time host RAM <-> device copies (2^max-log2 x 4 bytes) by the\n"
 		"                      copy engine and by the copy kernel: each direction, then both\n"
 		"                      at once (the ceilings of requests on shared memory)\n"
@@ -180,19 +180,69 @@ static int warm_up(struct gpu *gpu)
 	}
 }
 
-/* Fills a device buffer with generated data through a staging buffer. */
-static int upload(struct gpu *gpu, struct gpu_buffer *dst, const void *data, uint64_t bytes)
+/* The series' buffers, sized for the largest dtype and size asked for and allocated once.
+ * Freeing and allocating gigabytes between dtypes was followed, on the H200, by series
+ * running at half speed or less for their first tens of milliseconds (session 4, run 8:
+ * the first series of four dtypes out of six, and never a later one); the cause is not
+ * known, so the benchmark no longer churns its memory. */
+struct series_buffers {
+	struct gpu_buffer in, out, check, scratch, staging;
+	void *host;
+};
+
+static void series_buffers_free(struct gpu *gpu, struct series_buffers *sb)
 {
-	struct gpu_buffer staging;
-	int rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_UPLOAD, &staging);
+	gpu_buffer_destroy(gpu, &sb->in);
+	gpu_buffer_destroy(gpu, &sb->out);
+	gpu_buffer_destroy(gpu, &sb->check);
+	gpu_buffer_destroy(gpu, &sb->scratch);
+	gpu_buffer_destroy(gpu, &sb->staging);
+	free(sb->host);
+	sb->host = NULL;
+}
+
+static int series_buffers_alloc(struct gpu *gpu, const struct options *o, struct series_buffers *sb)
+{
+	uint64_t max_n = (uint64_t)1 << o->max_log2, esize = 0, scratch = 0;
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!o->dtypes[d] || !gpu_supports_dtype(gpu, d))
+			continue;
+		/* The largest a scan of max_n needs covers every reduction too. */
+		struct kern_job big = { .kind = KERN_SCAN, .dtype = d, .n = max_n };
+		uint64_t bytes = kern_scratch_bytes(gpu, &big);
+		if (bytes > scratch)
+			scratch = bytes;
+		if (proto_dtype_size(d) > esize)
+			esize = proto_dtype_size(d);
+	}
+	if (esize == 0)
+		return 0;
+	uint64_t check_n = (uint64_t)1 << (o->max_log2 < 24 ? o->max_log2 : 24);
+	memset(sb, 0, sizeof(*sb));
+	sb->host = malloc(max_n * esize);
+	int rc = sb->host ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_DEVICE, &sb->in);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_DEVICE, &sb->out);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, check_n * esize, GPU_MEMORY_READBACK, &sb->check);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, scratch + 65536, GPU_MEMORY_DEVICE, &sb->scratch);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_UPLOAD, &sb->staging);
 	if (rc < 0)
-		return rc;
-	memcpy(staging.map, data, bytes);
-	struct copy_ctx c = { .src = &staging, .dst = dst, .bytes = bytes };
-	uint64_t ns;
-	rc = time_once(gpu, record_copy, &c, &ns);
-	gpu_buffer_destroy(gpu, &staging);
+		series_buffers_free(gpu, sb);
 	return rc;
+}
+
+/* Fills the series' input with generated data through the staging buffer. */
+static int upload(struct gpu *gpu, struct series_buffers *sb, uint64_t bytes)
+{
+	memcpy(sb->staging.map, sb->host, bytes);
+	struct copy_ctx c = { .src = &sb->staging, .dst = &sb->in, .bytes = bytes };
+	uint64_t ns;
+	return time_once(gpu, record_copy, &c, &ns);
 }
 
 static FILE *csv;
@@ -209,27 +259,17 @@ static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n
 	fflush(stdout);
 }
 
-static int bench_dtype(struct gpu *gpu, const struct options *o, vkr_dtype dtype, double copy_gbs)
+/* Inputs and outputs in device memory, so that the figures are the device's and not the PCIe
+ * bus's; results are copied to host memory only for the correctness check. */
+static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_buffers *sb,
+		       vkr_dtype dtype, double copy_gbs)
 {
 	uint64_t esize = proto_dtype_size(dtype);
 	uint64_t max_n = (uint64_t)1 << o->max_log2;
-	/* Inputs and outputs in device memory, so that the figures are the device's and not
-	 * the PCIe bus's; results are copied to host memory only for the correctness check. */
-	struct gpu_buffer in = { 0 }, out = { 0 }, check = { 0 }, scratch = { 0 };
-	void *host = malloc(max_n * esize);
+	struct gpu_buffer *in = &sb->in, *out = &sb->out, *check = &sb->check;
+	void *host = sb->host;
 	uint64_t rng = 12345 + dtype;
-	int rc = host ? 0 : -ENOMEM;
-	if (rc == 0)
-		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_DEVICE, &in);
-	if (rc == 0)
-		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_DEVICE, &out);
-	uint64_t check_n = (uint64_t)1 << (o->max_log2 < 24 ? o->max_log2 : 24);
-	if (rc == 0)
-		rc = gpu_buffer_create(gpu, check_n * esize, GPU_MEMORY_READBACK, &check);
-	/* Scratch: the largest a scan of max_n needs covers every reduction too. */
-	struct kern_job big = { .kind = KERN_SCAN, .dtype = dtype, .n = max_n };
-	if (rc == 0)
-		rc = gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &big) + 65536, GPU_MEMORY_DEVICE, &scratch);
+	int rc = 0;
 	/* The largest size checked against the CPU reference (the reference is slow). */
 	int check_log2 = o->max_log2 < 24 ? o->max_log2 : 24;
 	int filled = -1;
@@ -240,7 +280,7 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, vkr_dtype dtype
 		int want = op == VKR_OP_PROD;
 		if (filled != want) {
 			gen_fill(dtype, want ? VKR_OP_PROD : VKR_OP_SUM, host, max_n, &rng);
-			rc = upload(gpu, &in, host, max_n * esize);
+			rc = upload(gpu, sb, max_n * esize);
 			filled = want;
 		}
 		for (int kind = 0; kind < 2 && rc == 0; kind++) {
@@ -251,8 +291,8 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, vkr_dtype dtype
 				uint64_t n = (uint64_t)1 << k;
 				struct kern_job job = {
 					.kind = kind ? KERN_SCAN : KERN_REDUCE, .op = op, .dtype = dtype,
-					.cmp = VKR_CMP_GT, .n = n, /* count: x > 0 */ .src = in.address,
-					.dst = out.address, .scratch = scratch.address,
+					.cmp = VKR_CMP_GT, .n = n, /* count: x > 0 */ .src = in->address,
+					.dst = out->address, .scratch = sb->scratch.address,
 				};
 				char msg[256];
 				rc = kern_validate(gpu, &job, msg, sizeof(msg));
@@ -269,15 +309,15 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, vkr_dtype dtype
 				if (k != check_log2)
 					continue;
 				/* The last run's output is still in place: check it. */
-				struct copy_ctx back = { .src = &out, .dst = &check, .bytes = kind ? n * esize : 8 };
+				struct copy_ctx back = { .src = out, .dst = check, .bytes = kind ? n * esize : 8 };
 				uint64_t ns;
 				rc = time_once(gpu, record_copy, &back, &ns);
 				if (rc < 0)
 					break;
 				char why[256];
-				bool ok = kind ? ref_scan_check(op, dtype, false, host, n, check.map, why, sizeof(why))
+				bool ok = kind ? ref_scan_check(op, dtype, false, host, n, check->map, why, sizeof(why))
 					       : ref_reduce_check(op, dtype, job.cmp, job.cmp_value, host, n,
-								  kern_result_decode(&job, check.map), why, sizeof(why));
+								  kern_result_decode(&job, check->map), why, sizeof(why));
 				if (!ok) {
 					fprintf(stderr, "vkreduce-bench: WRONG RESULT %s %s %s n=%llu: %s\n",
 						kind ? "scan" : "reduce", proto_op_name(op),
@@ -287,11 +327,6 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, vkr_dtype dtype
 			}
 		}
 	}
-	gpu_buffer_destroy(gpu, &in);
-	gpu_buffer_destroy(gpu, &out);
-	gpu_buffer_destroy(gpu, &check);
-	gpu_buffer_destroy(gpu, &scratch);
-	free(host);
 	return rc;
 }
 
@@ -460,16 +495,23 @@ int main(int argc, char **argv)
 		rc = measure_copy(gpu, &o, &copy_gbs);
 	if (rc == 0 && o.pcie)
 		rc = measure_pcie(gpu, &o);
-	printf("%-7s %-5s %-4s %-5s %12s %10s %7s\n", "kind", "op", "type", "n", "gpu us", "GB/s", "of copy");
-	for (unsigned d = 0; d < VKR_DTYPE_COUNT_ && rc == 0; d++) {
+	struct series_buffers sb = { 0 };
+	bool series = o.reduce || o.scan;
+	if (rc == 0 && series)
+		rc = series_buffers_alloc(gpu, &o, &sb);
+	if (rc == 0 && series)
+		printf("%-7s %-5s %-4s %-5s %12s %10s %7s\n", "kind", "op", "type", "n", "gpu us", "GB/s",
+		       "of copy");
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_ && rc == 0 && series; d++) {
 		if (!o.dtypes[d])
 			continue;
 		if (!gpu_supports_dtype(gpu, d)) {
 			printf("(%s not supported by this device)\n", proto_dtype_name(d));
 			continue;
 		}
-		rc = bench_dtype(gpu, &o, d, copy_gbs);
+		rc = bench_dtype(gpu, &o, &sb, d, copy_gbs);
 	}
+	series_buffers_free(gpu, &sb);
 	if (rc < 0)
 		fprintf(stderr, "vkreduce-bench: failed: %s\n", strerror(-rc));
 	if (csv)
