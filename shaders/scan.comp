@@ -17,10 +17,10 @@
 // are read as rows instead (invocation lid takes vectors lid, lid + 256, ...: each load
 // instruction of the workgroup covers 4 KiB), the reduce pass folds them as they come, and
 // the apply pass hands them to their slots' owners through shared memory, half a tile at a
-// time (8 KiB), and writes its output back the same way. On the H200 (session 4, run 6,
-// 2^28): f64/i64 sum 2463 -> 1976 us, f32/i32 sum 923 -> 896 us; but float min/max, whose
-// order-key comparisons (EXACT_COMPARE) need many more registers, got slower (f32 max 969 ->
-// 1147 us), so they keep the slot loads.
+// time (8 KiB), and writes its output back the same way. On the H200 (session 4, runs 6 and
+// 8, 2^28): f32/i32 sum 923 -> 851 us, f64 sum 2463 -> 1773 us; but float min/max, whose
+// order-key comparisons (EXACT_COMPARE) need more registers, got slower with rows (f32 max
+// 1008 -> 1214 us, f64 max 2553 -> 2724 us), so they keep the slot loads.
 
 #include "common.glsl"
 
@@ -68,7 +68,10 @@ void load_rows(uint t, uint lid, out VT x[ROW_VECS])
 		x[k] = vecs.v[base + k * WG_SIZE + lid];
 }
 
-// The fold of slots lid and lid + 256 of tile t.
+// Two partial folds of tile t which, over the workgroup, cover each of its elements once:
+// slots lid and lid + 256, or with rows invocation lid's vectors of each half. The operators
+// commute, so the total's order matters only to float rounding, which stays the same from
+// run to run.
 void fold_tile(uint t, uint lid, out T s0, out T s1)
 {
 	if (!coalesced_tile(t)) {
@@ -79,8 +82,7 @@ void fold_tile(uint t, uint lid, out T s0, out T s1)
 		s1 = fold_slot(vals);
 		return;
 	}
-	// Rows 0 and 1 are the first half of the tile, rows 2 and 3 the second: the totals of
-	// the two halves, though not of the slots, which the reduce pass does not need.
+	// Rows 0 and 1 are the first half of the tile, rows 2 and 3 the second.
 	VT x[ROW_VECS];
 	load_rows(t, lid, x);
 	T h[2];
