@@ -463,6 +463,28 @@ static bool fixstr(const unsigned char **p, const unsigned char *end, const char
 	return true;
 }
 
+/* The big-endian field of width bytes after the type byte at q, if it lies before end. */
+static bool field_after_type(const unsigned char *q, const unsigned char *end, unsigned width,
+			     uint64_t *out)
+{
+	if ((size_t)(end - q - 1) < width)
+		return false;
+	*out = 0;
+	for (unsigned i = 1; i <= width; i++)
+		*out = *out << 8 | q[i];
+	return true;
+}
+
+/* The len bytes of a packed msgpack prefix (a key, or a method name and what follows) at p:
+ * skips them, or false. */
+static bool key_at(const unsigned char **p, const unsigned char *end, const char *key, size_t len)
+{
+	if ((size_t)(end - *p) < len || memcmp(*p, key, len) != 0)
+		return false;
+	*p += len;
+	return true;
+}
+
 /* A msgpack unsigned integer at p (any width), or false. */
 static bool uint_at(const unsigned char **p, const unsigned char *end, uint64_t *out)
 {
@@ -483,11 +505,8 @@ static bool uint_at(const unsigned char **p, const unsigned char *end, uint64_t 
 	case 0xcf: width = 8; break;
 	default: return false;
 	}
-	if ((size_t)(end - q - 1) < width)
+	if (!field_after_type(q, end, width, out))
 		return false;
-	*out = 0;
-	for (unsigned i = 1; i <= width; i++)
-		*out = *out << 8 | q[i];
 	*p = q + 1 + width;
 	return true;
 }
@@ -501,20 +520,9 @@ static bool region_src_at(const unsigned char **p, const unsigned char *end, vkr
 
 	if (q >= end || *q++ != 0x83)
 		return false;
-	if ((size_t)(end - q) < 7 || memcmp(q, "\xa6" "region", 7) != 0)
-		return false;
-	q += 7;
-	if (!uint_at(&q, end, &src->region))
-		return false;
-	if ((size_t)(end - q) < 7 || memcmp(q, "\xa6" "offset", 7) != 0)
-		return false;
-	q += 7;
-	if (!uint_at(&q, end, &src->offset))
-		return false;
-	if ((size_t)(end - q) < 6 || memcmp(q, "\xa5" "count", 6) != 0)
-		return false;
-	q += 6;
-	if (!uint_at(&q, end, &src->count))
+	if (!key_at(&q, end, "\xa6" "region", 7) || !uint_at(&q, end, &src->region) ||
+	    !key_at(&q, end, "\xa6" "offset", 7) || !uint_at(&q, end, &src->offset) ||
+	    !key_at(&q, end, "\xa5" "count", 6) || !uint_at(&q, end, &src->count))
 		return false;
 	if (src->offset % proto_dtype_size(dtype) != 0 || src->count > KERN_MAX_ELEMENTS)
 		return false;
@@ -529,7 +537,7 @@ static bool bin_src_at(const unsigned char **p, const unsigned char *end, vkr_dt
 {
 	const unsigned char *q = *p;
 	unsigned width;
-	uint64_t bytes = 0;
+	uint64_t bytes;
 
 	if (q >= end)
 		return false;
@@ -539,10 +547,8 @@ static bool bin_src_at(const unsigned char **p, const unsigned char *end, vkr_dt
 	case 0xc6: width = 4; break;
 	default: return false;
 	}
-	if ((size_t)(end - q - 1) < width)
+	if (!field_after_type(q, end, width, &bytes))
 		return false;
-	for (unsigned i = 1; i <= width; i++)
-		bytes = bytes << 8 | q[i];
 	q += 1 + width;
 	if (bytes > max_bytes || bytes > (uint64_t)(end - q) || bytes % proto_dtype_size(dtype) != 0)
 		return false;
@@ -572,9 +578,8 @@ size_t dispatch_fast_reduce(struct conn *conn, const void *data, size_t len, str
 	p += 2;
 	if (!uint_at(&p, end, &msgid) || msgid > UINT32_MAX)
 		return 0;
-	if ((size_t)(end - p) < 8 || memcmp(p, "\xa6" "reduce" "\x93", 8) != 0)
+	if (!key_at(&p, end, "\xa6" "reduce" "\x93", 8))
 		return 0;
-	p += 8;
 	if (!fixstr(&p, end, &str, &slen) || !proto_op_parse(str, slen, &op) || op == VKR_OP_COUNT)
 		return 0; /* count takes opts */
 	if (!fixstr(&p, end, &str, &slen) || !proto_dtype_parse(str, slen, &dtype))
