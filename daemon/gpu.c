@@ -522,18 +522,25 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 		.queueCount = 1,
 		.pQueuePriorities = &priority,
 	};
-	const char *exts[2];
+	const char *exts[3];
 	uint32_t ext_count = 0;
 	if (gpu->has_host_import_ext) {
 		exts[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
 	}
 	if (gpu->has_sm_builtins)
 		exts[ext_count++] = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
+	if (gpu->pipeline_stats)
+		exts[ext_count++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
 
 	VkPhysicalDeviceFeatures supported;
 	vkGetPhysicalDeviceFeatures(gpu->physical, &supported);
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+		.pipelineExecutableInfo = VK_TRUE,
+	};
 	VkPhysicalDeviceVulkan12Features f12 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+		.pNext = gpu->pipeline_stats ? &executable_info : NULL,
 		.timelineSemaphore = VK_TRUE,
 		.bufferDeviceAddress = VK_TRUE,
 		.scalarBlockLayout = VK_TRUE,
@@ -640,6 +647,8 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 			continue; /* the dtype is refused by kern_validate on this device */
 		if (src->shared_bytes > gpu->info.max_shared_memory)
 			continue; /* kern plans around it (the single-pass scan) */
+		if (src->single_pass_only && !gpu->info.scan_single_pass)
+			continue; /* never dispatched: kern runs reduce-then-scan on device memory */
 		/* Variants of one module share it; find an earlier pipeline with the same code. */
 		VkShaderModule module = VK_NULL_HANDLE;
 		for (size_t j = 0; j < i && !module; j++)
@@ -658,12 +667,13 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 			}
 			gpu->modules[i] = module; /* owned by the first pipeline that uses it */
 		}
-		const VkSpecializationMapEntry entries[2] = {
+		const VkSpecializationMapEntry entries[3] = {
 			{ .constantID = 0, .offset = 0, .size = 4 },
 			{ .constantID = 1, .offset = 4, .size = 4 },
+			{ .constantID = 2, .offset = 8, .size = 4 },
 		};
 		const VkSpecializationInfo spec = {
-			.mapEntryCount = 2,
+			.mapEntryCount = 3,
 			.pMapEntries = entries,
 			.dataSize = sizeof(src->spec),
 			.pData = src->spec,
@@ -678,12 +688,15 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 				.pSpecializationInfo = &spec,
 			},
 			.layout = gpu->layout,
+			.flags = gpu->pipeline_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
 		};
 		r = vkCreateComputePipelines(gpu->device, gpu->pipeline_cache, 1, &pi, NULL, &gpu->pipelines[i]);
 		if (r != VK_SUCCESS) {
 			set_err(err, err_size, "cannot build pipeline %s (VkResult %d)", src->name, r);
 			return gpu_errno_from_vk(r);
 		}
+		if (gpu->pipeline_stats)
+			gpu_log_pipeline_statistics(gpu, gpu->pipelines[i], src->name);
 	}
 	return 0;
 }
@@ -714,6 +727,8 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	gpu->has_host_import_ext = has_device_ext(gpu->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
 				   !env_flag("VKR_NO_HOST_IMPORT");
 	gpu->has_sm_builtins = has_device_ext(gpu->physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+	gpu->pipeline_stats = env_flag("VKR_PIPELINE_STATS") &&
+			      has_device_ext(gpu->physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 	read_info(gpu);
 	rc = create_device(gpu, err, err_size);
 	if (rc < 0)

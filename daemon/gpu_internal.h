@@ -36,6 +36,7 @@ struct gpu {
 	uint64_t wait_spin_ns;   /* gpu_wait polls this long before blocking */
 	bool has_host_import_ext;
 	bool has_sm_builtins;
+	bool pipeline_stats; /* VKR_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties */
 	struct gpu_info info;
 
 	/* Memory type index per gpu_memory_kind, and the import type bits. */
@@ -79,5 +80,8 @@ int gpu_cache_load(struct gpu *gpu, const char *path);
 int gpu_memory_init(struct gpu *gpu);
 int gpu_cmd_pool_init(struct gpu *gpu);
 void gpu_cmd_pool_finish(struct gpu *gpu);
+
+/* Logs the driver's statistics of a pipeline on stderr (gpu_pipeline_stats.c). */
+void gpu_log_pipeline_statistics(struct gpu *gpu, VkPipeline pipeline, const char *name);
 
 #endif /* VKR_GPU_INTERNAL_H */

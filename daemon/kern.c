@@ -25,7 +25,9 @@ enum {
 	PIPE_SCAN_TOTALS = PIPE_SCAN_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
 	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
 	PIPE_SCAN_CHAINED = PIPE_SCAN_APPLY + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2, /* like APPLY */
-	PIPE_CLEAR = PIPE_SCAN_CHAINED + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
+	/* The single-pass scan of host memory: whole tiles through a shared-memory stage. */
+	PIPE_SCAN_CHAINED_STAGED = PIPE_SCAN_CHAINED + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
+	PIPE_CLEAR = PIPE_SCAN_CHAINED_STAGED + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
 	PIPE_COPY = PIPE_CLEAR + 1,
 	PIPE_TOTAL = PIPE_COPY + 1,
 };
@@ -84,14 +86,15 @@ static const size_t *const kernel_size_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 static struct kern_pipeline_source sources[PIPE_TOTAL];
 static char source_names[PIPE_TOTAL][40];
 
-static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uint32_t exclusive)
+static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uint32_t exclusive,
+		     uint32_t staged)
 {
 	struct kern_pipeline_source *s = &sources[index];
 	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
 	static const char *const op_names[] = { "sum", "prod", "min", "max" };
-	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s", kernel_names[kernel],
+	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s%s", kernel_names[kernel],
 		 dtype_names[dtype], kernel == K_COUNT ? "" : "_", kernel == K_COUNT ? "" : op_names[op],
-		 exclusive ? "_excl" : "");
+		 exclusive ? "_excl" : "", staged ? "_staged" : "");
 	s->name = source_names[index];
 	s->code = kernel_code[kernel][dtype];
 	s->size = *kernel_size[kernel][dtype];
@@ -106,6 +109,8 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->shared_bytes = kernel == K_SCAN_CHAINED ? KERN_SINGLE_PASS_SHARED_BYTES : 0;
 	s->spec[0] = op;
 	s->spec[1] = exclusive;
+	s->spec[2] = staged;
+	s->single_pass_only = kernel == K_SCAN_CHAINED && !staged;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
 	/* The single-pass scan packs 32-bit values with their state in 64-bit words. */
 	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED;
@@ -124,17 +129,17 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		/* Filled on first use; the engine's first caller is the single loop thread. */
 		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 			for (unsigned op = 0; op < SCALAR_OPS; op++) {
-				describe(PIPE_REDUCE + d * SCALAR_OPS + op, K_REDUCE, d, op, 0);
-				describe(PIPE_SCAN_REDUCE + d * SCALAR_OPS + op, K_SCAN_REDUCE, d, op, 0);
-				describe(PIPE_SCAN_TOTALS + d * SCALAR_OPS + op, K_SCAN_TOTALS, d, op, 0);
+				describe(PIPE_REDUCE + d * SCALAR_OPS + op, K_REDUCE, d, op, 0, 0);
+				describe(PIPE_SCAN_REDUCE + d * SCALAR_OPS + op, K_SCAN_REDUCE, d, op, 0, 0);
+				describe(PIPE_SCAN_TOTALS + d * SCALAR_OPS + op, K_SCAN_TOTALS, d, op, 0, 0);
 				for (unsigned e = 0; e < 2; e++) {
-					describe(PIPE_SCAN_APPLY + (d * SCALAR_OPS + op) * 2 + e,
-						 K_SCAN_APPLY, d, op, e);
-					describe(PIPE_SCAN_CHAINED + (d * SCALAR_OPS + op) * 2 + e,
-						 K_SCAN_CHAINED, d, op, e);
+					size_t slot = (d * SCALAR_OPS + op) * 2 + e;
+					describe(PIPE_SCAN_APPLY + slot, K_SCAN_APPLY, d, op, e, 0);
+					describe(PIPE_SCAN_CHAINED + slot, K_SCAN_CHAINED, d, op, e, 0);
+					describe(PIPE_SCAN_CHAINED_STAGED + slot, K_SCAN_CHAINED, d, op, e, 1);
 				}
 			}
-			describe(PIPE_COUNT + d, K_COUNT, d, 0, 0);
+			describe(PIPE_COUNT + d, K_COUNT, d, 0, 0, 0);
 		}
 		sources[PIPE_CLEAR] = (struct kern_pipeline_source){
 			.name = "clear", .code = spv_clear, .size = spv_clear_size,
@@ -194,10 +199,16 @@ static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job 
 /* The single-pass scan where it was asked for, or the job reads or writes host memory
  * (there reading the input once matters most), and the device built its pipelines: they need
  * shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory (gpu.c skips them otherwise). */
+static uint32_t chained_pipeline(const struct kern_job *job)
+{
+	return (job->host_memory ? PIPE_SCAN_CHAINED_STAGED : PIPE_SCAN_CHAINED) +
+	       (job->dtype * SCALAR_OPS + job->op) * 2 + (job->exclusive ? 1 : 0);
+}
+
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
 	return (gpu->info.scan_single_pass || job->host_memory) &&
-	       gpu_pipeline(gpu, PIPE_SCAN_CHAINED + (job->dtype * SCALAR_OPS + job->op) * 2) != VK_NULL_HANDLE;
+	       gpu_pipeline(gpu, chained_pipeline(job)) != VK_NULL_HANDLE;
 }
 
 static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
@@ -329,7 +340,7 @@ struct scan_params {
 
 struct chained_params {
 	uint32_t src[2], dst[2], counter[2], states[2], values[2];
-	uint32_t n, tiles, vec_ok, patience, staged;
+	uint32_t n, tiles, vec_ok, patience;
 };
 
 struct clear_params {
@@ -432,15 +443,12 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
 	p.patience = rec->gpu->info.scan_patience;
-	p.staged = job->host_memory;
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
 	 * their tile from a counter, so the grid's shape does not matter. */
 	uint64_t max_x = rec->gpu->info.scan_workgroups;
 	uint64_t x = tiles < max_x ? tiles : max_x;
 	uint64_t y = (tiles + x - 1) / x;
-	uint32_t slot = job->dtype * SCALAR_OPS + job->op;
-	dispatch_2d(rec, PIPE_SCAN_CHAINED + slot * 2 + (job->exclusive ? 1 : 0), &p, sizeof(p),
-		    (uint32_t)x, (uint32_t)y);
+	dispatch_2d(rec, chained_pipeline(job), &p, sizeof(p), (uint32_t)x, (uint32_t)y);
 }
 
 static void record_scan_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)

@@ -55,7 +55,7 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
  * depend on its batch. */
 #define KERN_SMALL_MAX_ELEMENTS 16384
 
-/* Shared memory of the single-pass scan (a 16 KiB tile stage, the tile scan's subgroup totals
+/* Shared memory of the single-pass scan (a 16 KiB tile stage in the pipelines for host memory, the tile scan's subgroup totals
  * or Blelloch tree, and the look-back's window), rounded up; devices with less run every scan
  * as reduce-then-scan. */
 #define KERN_SINGLE_PASS_SHARED_BYTES 24576u
@@ -94,7 +94,10 @@ struct kern_pipeline_source {
 	size_t size_blelloch_denorm_preserve;
 	/* Shared memory the kernel needs beyond Vulkan's guaranteed 16 KiB (0 if it fits). */
 	uint32_t shared_bytes;
-	uint32_t spec[2]; /* specialization constants 0 (op) and 1 (exclusive) */
+	uint32_t spec[3]; /* specialization constants 0 (op), 1 (exclusive), 2 (staged) */
+	/* Built only where VKR_SCAN=single-pass asks for it (the single-pass scan of device
+	 * memory); gpu.c leaves the others' slot empty. */
+	bool single_pass_only;
 	bool needs_float64;
 	bool needs_int64;
 };

@@ -51,6 +51,10 @@
 
 layout(local_size_x = WG_SIZE) in;
 layout(constant_id = 1) const bool EXCLUSIVE = false;
+// Whole tiles move through shared memory (the pipelines for host memory). A pipeline of its
+// own: merely declaring the 16 KiB stage cost 30 to 40% on the H200 for tiles in device
+// memory, which never use it (session 4).
+layout(constant_id = 2) const bool STAGED = false;
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Counter { uint v; };
 layout(buffer_reference, scalar, buffer_reference_align = 8) coherent volatile buffer Words { uint64_t v[]; };
@@ -69,7 +73,6 @@ layout(push_constant, scalar) uniform Params {
 	uint tiles;
 	uint vec_ok;    // src and dst are 16-byte aligned: whole slots load and store as vectors
 	uint patience;  // rounds a workgroup waits before it does stalled work itself
-	uint staged;    // move whole tiles through shared memory (src or dst is host memory)
 } pc;
 
 #define AGGREGATE 1u
@@ -87,18 +90,19 @@ shared T s_fold;
 #include "scan_tile.glsl"
 #include "tile_scan.glsl"
 
-// Staged tiles (pc.staged): a whole tile moves between memory and shared memory with each
+// Staged tiles (STAGED): a whole tile moves between memory and shared memory with each
 // invocation's vectors 4 KiB apart, so that every load or store instruction of the workgroup
 // covers one contiguous 4 KiB; the slots are then read from (or written to) shared memory.
 // Over PCIe, slot-by-slot accesses (two vectors per invocation, the next invocation 32 bytes
 // on) turned into small requests: 8.5 GB/s for a scan of shared memory, against 50 GB/s for a
 // reduce, which reads contiguously. Only whole, 16-byte aligned tiles are staged.
 #define TILE_VECS (SLOTS * SLOT_VECS)
-shared VT s_stage[TILE_VECS];
+const uint STAGE_VECS = STAGED ? TILE_VECS : 1u;
+shared VT s_stage[STAGE_VECS];
 
 bool staged_tile(uint t)
 {
-	return pc.staged != 0u && pc.vec_ok != 0u && (t + 1u) * TILE <= pc.n;
+	return STAGED && pc.vec_ok != 0u && (t + 1u) * TILE <= pc.n;
 }
 
 // Loads tile t: invocation lid's slots lid and lid + 256 into vals[0] and vals[1].
