@@ -128,6 +128,11 @@ static int time_median(struct gpu *gpu, int reps, record_fn rec, void *ctx, doub
 	if (rc == 0) {
 		qsort(t, (size_t)reps, sizeof(*t), cmp_u64);
 		*us = (double)t[reps / 2] / 1000.0;
+		/* A spread this wide means the figure is not steady: say so, with the first runs'
+		 * times (in order) to tell a slow start from a slow series. */
+		if (t[reps - 1] > t[0] + t[0] / 2)
+			fprintf(stderr, "vkreduce-bench: runs from %.1f to %.1f us, median %.1f, first run %.1f\n",
+				(double)t[0] / 1e3, (double)t[reps - 1] / 1e3, *us, (double)warm / 1e3);
 	}
 	free(t);
 	return rc;
@@ -164,20 +169,43 @@ static void record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 		fprintf(stderr, "vkreduce-bench: out of memory recording a job\n");
 }
 
-/* Copies src to dst (the copy kernel) for 300 ms. */
+static int64_t elapsed_ns(const struct timespec *from, const struct timespec *to)
+{
+	return (to->tv_sec - from->tv_sec) * 1000000000L + (to->tv_nsec - from->tv_nsec);
+}
+
+/* Copies src to dst (the copy kernel) for at least 300 ms, and on until no copy has been
+ * 1% faster than the best for 200 ms (at most 5 s): in session 5, run 1, series that followed
+ * a second of CPU work (generating 2^28 inputs) ran 3 to 4 times slower after a 300 ms
+ * warm-up. Says so on stderr when it took longer than the minimum. */
 static int keep_busy(struct gpu *gpu, struct gpu_buffer *src, struct gpu_buffer *dst, uint64_t bytes)
 {
 	struct copy_ctx c = { .src = src, .dst = dst, .bytes = bytes };
-	struct timespec start, now;
+	struct timespec start, now, improved;
 	clock_gettime(CLOCK_MONOTONIC, &start);
+	improved = start;
+	uint64_t best = UINT64_MAX, first = 0;
 	for (;;) {
 		uint64_t ns;
 		int rc = time_once(gpu, record_copy_kernel, &c, &ns);
 		if (rc < 0)
 			return rc;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) > 300000000L)
+		if (!first)
+			first = ns;
+		if (ns < best - best / 100) {
+			best = ns;
+			improved = now;
+		} else if (ns < best) {
+			best = ns;
+		}
+		int64_t total = elapsed_ns(&start, &now);
+		if ((total > 300000000L && elapsed_ns(&improved, &now) > 200000000L) || total > 5000000000L) {
+			if (total > 500000000L)
+				fprintf(stderr, "vkreduce-bench: warm-up took %.1f s (first copy %.0f us, best %.0f us)\n",
+					(double)total / 1e9, (double)first / 1e3, (double)best / 1e3);
 			return 0;
+		}
 	}
 }
 
@@ -295,7 +323,10 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 		for (int kind = 0; kind < 2 && rc == 0; kind++) {
 			if ((kind == 0 && !o->reduce) || (kind == 1 && (!o->scan || op == VKR_OP_COUNT)))
 				continue;
-			rc = warm_up(gpu);
+			/* Over the series' own buffers: in session 5 the first series after an upload
+			 * sometimes ran 3 to 4 times slower than the same kernel later, although the
+			 * warm-up over other buffers had reached full speed. */
+			rc = keep_busy(gpu, in, out, max_n * esize);
 			for (int k = o->min_log2; k <= o->max_log2 && rc == 0; k++) {
 				uint64_t n = (uint64_t)1 << k;
 				struct kern_job job = {
