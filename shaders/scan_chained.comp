@@ -211,9 +211,15 @@ T tile_aggregate(uint lid, T vals[2][ITEMS], out T state[2])
 // loads were consumed: once the owner has published, an in-place scan may overwrite its input.
 void fallback_tile(uint lid, uint m)
 {
-	T theirs[2][ITEMS], state[2];
-	load_tile(lid, m, theirs);
-	T aggregate = tile_aggregate(lid, theirs, state);
+	// Slot by slot, with the bits of tile_aggregate: this runs while the waiter holds its own
+	// tile in registers, and the driver gives every invocation the registers of the worst
+	// path (on the H200 the whole tile here took the f64 sum to 64 registers, 48 without).
+	T slot[ITEMS], state[2];
+	load_slot(m, lid, slot);
+	T s0 = fold_slot(slot);
+	load_slot(m, lid + 256u, slot);
+	T s1 = fold_slot(slot);
+	T aggregate = tile_upsweep(lid, s0, s1, state);
 	memoryBarrierBuffer(); // every invocation's loads are done before the state is checked
 	barrier();
 	if (lid == 0u) {
