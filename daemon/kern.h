@@ -55,9 +55,9 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
  * depend on its batch. */
 #define KERN_SMALL_MAX_ELEMENTS 16384
 
-/* Shared memory of the single-pass scan (a 16 KiB tile stage in the pipelines for host memory, the tile scan's subgroup totals
- * or Blelloch tree, and the look-back's window), rounded up; devices with less run every scan
- * as reduce-then-scan. */
+/* Shared memory of the single-pass scan (a 16 KiB tile stage in the pipelines for host
+ * memory, the tile scan's subgroup totals or Blelloch tree, and the look-back's window),
+ * rounded up; devices with less run every scan as reduce-then-scan. */
 #define KERN_SINGLE_PASS_SHARED_BYTES 24576u
 
 /* Records all jobs (already validated) into cmd: every phase of every job, separated by
