@@ -196,15 +196,17 @@ static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job 
 	return SCAN_SLOTS * 2 * (16 / dtype_size(job->dtype)); /* SLOT_VECS = 2 in scan_tile.glsl */
 }
 
-/* The single-pass scan where it was asked for, or the job reads or writes host memory
- * (there reading the input once matters most), and the device built its pipelines: they need
- * shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory (gpu.c skips them otherwise). */
+/* The job's single-pass pipeline: the staged one for host memory. */
 static uint32_t chained_pipeline(const struct kern_job *job)
 {
 	return (job->host_memory ? PIPE_SCAN_CHAINED_STAGED : PIPE_SCAN_CHAINED) +
 	       (job->dtype * SCALAR_OPS + job->op) * 2 + (job->exclusive ? 1 : 0);
 }
 
+/* The single-pass scan where it was asked for, or the job reads or writes host memory
+ * (there reading the input once matters most), and the device built its pipeline: they need
+ * shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory, and the ones for device
+ * memory are built only where VKR_SCAN=single-pass asks for them (gpu.c). */
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
 	return (gpu->info.scan_single_pass || job->host_memory) &&
