@@ -701,6 +701,20 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 	return 0;
 }
 
+/* VK_KHR_pipeline_executable_properties with its pipelineExecutableInfo feature. */
+static bool pipeline_statistics_supported(VkPhysicalDevice pd)
+{
+	if (!has_device_ext(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME))
+		return false;
+	VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR executable_info = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+	};
+	VkPhysicalDeviceFeatures2 f = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+					.pNext = &executable_info };
+	vkGetPhysicalDeviceFeatures2(pd, &f);
+	return executable_info.pipelineExecutableInfo == VK_TRUE;
+}
+
 int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, size_t err_size)
 {
 	struct gpu_config defaults = { 0 };
@@ -727,8 +741,12 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	gpu->has_host_import_ext = has_device_ext(gpu->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
 				   !env_flag("VKR_NO_HOST_IMPORT");
 	gpu->has_sm_builtins = has_device_ext(gpu->physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
-	gpu->pipeline_stats = env_flag("VKR_PIPELINE_STATS") &&
-			      has_device_ext(gpu->physical, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+	if (env_flag("VKR_PIPELINE_STATS")) {
+		gpu->pipeline_stats = pipeline_statistics_supported(gpu->physical);
+		if (!gpu->pipeline_stats)
+			gpu_log(gpu, 1, "VKR_PIPELINE_STATS: this device has no pipeline statistics "
+					"(VK_KHR_pipeline_executable_properties)");
+	}
 	read_info(gpu);
 	rc = create_device(gpu, err, err_size);
 	if (rc < 0)

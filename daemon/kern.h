@@ -96,7 +96,8 @@ struct kern_pipeline_source {
 	uint32_t shared_bytes;
 	uint32_t spec[3]; /* specialization constants 0 (op), 1 (exclusive), 2 (staged) */
 	/* Built only where VKR_SCAN=single-pass asks for it (the single-pass scan of device
-	 * memory); gpu.c leaves the others' slot empty. */
+	 * memory); otherwise gpu.c leaves its pipeline VK_NULL_HANDLE and kern.c runs
+	 * reduce-then-scan there. */
 	bool single_pass_only;
 	bool needs_float64;
 	bool needs_int64;

@@ -199,9 +199,10 @@ uint read_entry(uint entry, out T value)
 #endif
 
 // The aggregate of a tile loaded into vals: its slots folded, then tile_upsweep, whose total
-// it is. One code path for the owner and the fallback, so both get the same bits. Starts with
-// a barrier (the tile scan's shared memory may be in use until the call) and ends with one;
-// state is what tile_downsweep needs for the slots' prefixes.
+// it is. fallback_tile computes the same thing slot by slot and must stay in step with it, so
+// that the owner and a fallback get the same bits. Starts with a barrier (the tile scan's
+// shared memory may be in use until the call) and ends with one; state is what
+// tile_downsweep needs for the slots' prefixes.
 T tile_aggregate(uint lid, T vals[2][ITEMS], out T state[2])
 {
 	return tile_upsweep(lid, fold_slot(vals[0]), fold_slot(vals[1]), state);
@@ -212,9 +213,10 @@ T tile_aggregate(uint lid, T vals[2][ITEMS], out T state[2])
 // loads were consumed: once the owner has published, an in-place scan may overwrite its input.
 void fallback_tile(uint lid, uint m)
 {
-	// Slot by slot, with the bits of tile_aggregate: this runs while the waiter holds its own
-	// tile in registers, and the driver gives every invocation the registers of the worst
-	// path (on the H200 the whole tile here took the f64 sum to 64 registers, 48 without).
+	// Slot by slot, with the bits of tile_aggregate (the same folds of the same elements; keep
+	// the two in step): this runs while the waiter holds its own tile in registers, and the
+	// driver gives every invocation the registers of the worst path (on the H200 the whole
+	// tile here took the f64 sum to 64 registers, 48 without).
 	T slot[ITEMS], state[2];
 	load_slot(m, lid, slot);
 	T s0 = fold_slot(slot);
