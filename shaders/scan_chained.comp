@@ -198,23 +198,13 @@ uint read_entry(uint entry, out T value)
 }
 #endif
 
-// The aggregate of a tile loaded into vals: its slots folded, then tile_upsweep, whose total
-// it is. fallback_tile computes the same thing slot by slot and must stay in step with it, so
-// that the owner and a fallback get the same bits. Starts with a barrier (the tile scan's
-// shared memory may be in use until the call) and ends with one; state is what
-// tile_downsweep needs for the slots' prefixes.
-T tile_aggregate(uint lid, T vals[2][ITEMS], out T state[2])
-{
-	return tile_upsweep(lid, fold_slot(vals[0]), fold_slot(vals[1]), state);
-}
-
 // The decoupled fallback for a tile: reduces tile m, whose owner has published nothing yet,
 // and publishes its aggregate unless the owner did meanwhile. The check comes after the
 // loads were consumed: once the owner has published, an in-place scan may overwrite its input.
 void fallback_tile(uint lid, uint m)
 {
-	// Slot by slot, with the bits of tile_aggregate (the same folds of the same elements; keep
-	// the two in step): this runs while the waiter holds its own tile in registers, and the
+	// The owner's shape (main): slots lid and lid + 256 folded, then tile_upsweep. Loaded
+	// slot by slot: this runs while the waiter holds its own tile in registers, and the
 	// driver gives every invocation the registers of the worst path (on the H200 the whole
 	// tile here took the f64 sum to 64 registers, 48 without).
 	T slot[ITEMS], state[2];
@@ -427,9 +417,12 @@ void main()
 	if (tile >= pc.tiles)
 		return; // the grid is rounded up to whole rows; the whole workgroup leaves together
 
+	// The tile's aggregate: its two slots per invocation folded, then tile_upsweep (which
+	// starts and ends with a barrier; state is what tile_downsweep needs). fallback_tile
+	// computes it in the same shape, so the owner and a fallback get the same bits.
 	T vals[2][ITEMS], state[2];
 	load_tile(lid, tile, vals);
-	T total = tile_aggregate(lid, vals, state);
+	T total = tile_upsweep(lid, fold_slot(vals[0]), fold_slot(vals[1]), state);
 	if (lid == 0u)
 		publish(tile_entry(tile), total); // successors may use it from now on
 	// Published before any output is stored: a waiter that reads output where this tile's
