@@ -518,9 +518,13 @@ int main(int argc, char **argv)
 		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy\n");
 	}
 	printf("device: %s (%s), subgroup %u, %u reduce workgroups, timestamp period %.3f ns, "
-	       "scan: %s, tile scan: %s, subnormals f32/f64: %s/%s\n", info->name, info->type,
-	       info->subgroup_size, info->reduce_workgroups, info->timestamp_period_ns,
-	       info->scan_single_pass ? "single-pass" : "reduce-then-scan",
+	       "scan: %s, single-pass tiles: %s, tile scan: %s, subnormals f32/f64: %s/%s\n",
+	       info->name, info->type, info->subgroup_size, info->reduce_workgroups,
+	       info->timestamp_period_ns,
+	       info->scan_single_pass ? "single-pass" :
+	       info->scan_reduce_then_scan ? "reduce-then-scan" :
+	       "per op and dtype (single-pass for 32-bit but float min/max)",
+	       info->scan_chunked ? "chunked" : "slots",
 	       info->scan_tile_subgroup ? "subgroup" : "blelloch",
 	       info->denorm_preserve32 ? "preserved" : "compared by bits",
 	       info->denorm_preserve64 ? "preserved" : "compared by bits");

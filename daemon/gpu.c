@@ -485,12 +485,14 @@ static void read_info(struct gpu *gpu)
 	const char *spin_us = getenv("VKR_WAIT_SPIN_US");
 	gpu->wait_spin_ns = spin_us && *spin_us ? strtoull(spin_us, NULL, 10) * 1000
 			  : p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 100000;
-	/* The scan algorithm: reduce-then-scan (three dispatches, reads the input twice) by
-	 * default, VKR_SCAN=single-pass for the one-pass scan with decoupled look-back. */
+	/* The scan algorithm for device memory: VKR_SCAN=single-pass (the one-pass scan with
+	 * decoupled look-back) or reduce-then-scan (three dispatches, reads the input twice) for
+	 * every op and dtype; by default kern.c picks per op and dtype what measured faster.
+	 * Single-pass runs where the device built its pipelines (shaderInt64, enough shared
+	 * memory). */
 	const char *scan = getenv("VKR_SCAN");
-	/* Asked for; kern.c runs it where the device built its pipelines (shaderInt64 and enough
-	 * shared memory). */
 	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
+	info->scan_reduce_then_scan = scan && strcmp(scan, "reduce-then-scan") == 0;
 	/* VKR_SCAN_PATIENCE: look-back rounds a single-pass workgroup waits for a predecessor
 	 * before it does the stalled work itself. A round is one trip to L2 on a GPU; on a CPU
 	 * implementation a wait is time taken from the workgroup being waited for. */
@@ -504,12 +506,14 @@ static void read_info(struct gpu *gpu)
 	 * stays the default: on the H200 the shuffles were no faster for reduce-then-scan (f32
 	 * sum 936 against 924 us at 2^28, f64 max 2839 against 2532 us; session 3). */
 	const VkSubgroupFeatureFlags needed =
-		VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
+		VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT |
+		VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
 	bool shuffles = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
 			(sub.supportedOperations & needed) == needed && sub.subgroupSize >= 4 &&
 			sub.subgroupSize <= 256;
 	const char *tile = getenv("VKR_SCAN_TILE");
 	info->scan_tile_subgroup = shuffles && tile && strcmp(tile, "subgroup") == 0;
+	info->scan_chunked = shuffles && !(tile && strcmp(tile, "blelloch") == 0);
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)
@@ -598,7 +602,8 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 {
 	bool preserve = (src->denorm_bits == 32 && gpu->info.denorm_preserve32) ||
 			(src->denorm_bits == 64 && gpu->info.denorm_preserve64);
-	if (src->code_blelloch && !gpu->info.scan_tile_subgroup) {
+	bool subgroup = src->chunked ? gpu->info.scan_chunked : gpu->info.scan_tile_subgroup;
+	if (src->code_blelloch && !subgroup) {
 		/* The scan kernels' build without subgroup operations. */
 		if (preserve && src->code_blelloch_denorm_preserve) {
 			*size = src->size_blelloch_denorm_preserve;
@@ -647,7 +652,8 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 			continue; /* the dtype is refused by kern_validate on this device */
 		if (src->shared_bytes > gpu->info.max_shared_memory)
 			continue; /* kern plans around it (the single-pass scan) */
-		if (src->single_pass_only && !gpu->info.scan_single_pass)
+		if (src->chunked && !kern_single_pass_default(&gpu->info, src->dtype, src->op) &&
+		    !gpu->info.scan_single_pass)
 			continue; /* never dispatched: kern runs reduce-then-scan on device memory */
 		/* Variants of one module share it; find an earlier pipeline with the same code. */
 		VkShaderModule module = VK_NULL_HANDLE;

@@ -61,11 +61,19 @@ struct gpu_info {
 	uint64_t host_import_alignment; /* minImportedHostPointerAlignment, 0 without import */
 	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
 	uint32_t scan_workgroups;      /* most workgroups in one row of a scan dispatch */
-	bool scan_single_pass;         /* single-pass scan asked for (VKR_SCAN), else reduce-then-scan */
+	/* The scan of device memory (VKR_SCAN): single-pass for every op and dtype, reduce-then-scan
+	 * for every one, or neither (the default: kern.c picks per op and dtype). */
+	bool scan_single_pass;
+	bool scan_reduce_then_scan;
+	/* The single pass over device memory uses chunked tiles (subgroup rows; the subgroup
+	 * build of scan_chained.comp): where the device has the subgroup shuffles (basic,
+	 * shuffle and shuffle_relative in compute, subgroups of 4 to 256), unless
+	 * VKR_SCAN_TILE=blelloch. */
+	bool scan_chunked;
 	uint32_t scan_patience;        /* single-pass: look-back rounds before doing stalled work */
 	/* Scan tiles are scanned with subgroup shuffles (else the Blelloch tree in shared memory):
-	 * with VKR_SCAN_TILE=subgroup where the device has them (basic and shuffle_relative in
-	 * compute, subgroups of 4 to 256). */
+	 * with VKR_SCAN_TILE=subgroup where the device has them (as for scan_chunked): the tile
+	 * scan of reduce-then-scan and of the single pass over host memory. */
 	bool scan_tile_subgroup;
 	double timestamp_period_ns;    /* 0 when the queue has no timestamps */
 	char choice_reason[256];       /* why this device was chosen */

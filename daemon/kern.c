@@ -110,7 +110,9 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->spec[0] = op;
 	s->spec[1] = exclusive;
 	s->spec[2] = staged;
-	s->single_pass_only = kernel == K_SCAN_CHAINED && !staged;
+	s->chunked = kernel == K_SCAN_CHAINED && !staged;
+	s->dtype = dtype;
+	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
 	/* The single-pass scan packs 32-bit values with their state in 64-bit words. */
 	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED;
@@ -188,13 +190,6 @@ static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_j
 	return p;
 }
 
-/* Elements per tile: 512 slots of one 16-byte vector (reduce-then-scan) or of two
- * (single-pass, which holds its tile in registers through the look-back). */
-static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
-{
-	(void)gpu;
-	return SCAN_SLOTS * 2 * (16 / dtype_size(job->dtype)); /* SLOT_VECS = 2 in scan_tile.glsl */
-}
 
 /* The job's single-pass pipeline: the staged one for host memory. */
 static uint32_t chained_pipeline(const struct kern_job *job)
@@ -203,14 +198,37 @@ static uint32_t chained_pipeline(const struct kern_job *job)
 	       (job->dtype * SCALAR_OPS + job->op) * 2 + (job->exclusive ? 1 : 0);
 }
 
-/* The single-pass scan where it was asked for, or the job reads or writes host memory
- * (there reading the input once matters most), and the device built its pipeline: they need
- * shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory, and the ones for device
- * memory are built only where VKR_SCAN=single-pass asks for them (gpu.c). */
+bool kern_single_pass_default(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	/* H200, 2^28 (run S6-7): 32-bit integers 756-760 us single-pass against 846-852 us, f32
+	 * sum and prod 759-760 against 848. Float min/max (their order-key comparisons) and the
+	 * 64-bit types were slower single-pass: 1433-5248 and 1875-6235 against 1004 and 1775-1810. */
+	bool fast = dtype_size(dtype) == 4 &&
+		    (dtype != VKR_DTYPE_F32 || op == VKR_OP_SUM || op == VKR_OP_PROD);
+	return info->scan_chunked && !info->scan_reduce_then_scan && fast;
+}
+
+/* The single-pass scan where it was asked for or is the default for the op and dtype, or the
+ * job reads or writes host memory (there reading the input once matters most), and the
+ * device built its pipeline: they need shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of
+ * shared memory, and the ones for device memory are built only where they may run (gpu.c). */
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
-	return (gpu->info.scan_single_pass || job->host_memory) &&
-	       gpu_pipeline(gpu, chained_pipeline(job)) != VK_NULL_HANDLE;
+	bool wanted = job->host_memory || gpu->info.scan_single_pass ||
+		      kern_single_pass_default(&gpu->info, job->dtype, job->op);
+	return wanted && gpu_pipeline(gpu, chained_pipeline(job)) != VK_NULL_HANDLE;
+}
+
+/* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for
+ * the single pass over device memory in the build with subgroup operations, chunked tiles of
+ * KERN_CHUNK_ROWS vectors per invocation (CHUNK_ROWS in scan_chained.comp). */
+#define KERN_CHUNK_ROWS 8u
+static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
+{
+	uint64_t per_vec = 16 / dtype_size(job->dtype);
+	if (gpu->info.scan_chunked && !job->host_memory && single_pass(gpu, job))
+		return WG_SIZE * KERN_CHUNK_ROWS * per_vec;
+	return SCAN_SLOTS * 2 * per_vec;
 }
 
 static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)

@@ -95,14 +95,22 @@ struct kern_pipeline_source {
 	/* Shared memory the kernel needs beyond Vulkan's guaranteed 16 KiB (0 if it fits). */
 	uint32_t shared_bytes;
 	uint32_t spec[3]; /* specialization constants 0 (op), 1 (exclusive), 2 (staged) */
-	/* Built only where VKR_SCAN=single-pass asks for it (the single-pass scan of device
-	 * memory); otherwise gpu.c leaves its pipeline VK_NULL_HANDLE and kern.c runs
-	 * reduce-then-scan there. */
-	bool single_pass_only;
+	/* The single-pass scan of device memory: chunked tiles in the subgroup build (gpu.c picks
+	 * that build where info.scan_chunked). Built only where kern_single_pass_default() or
+	 * VKR_SCAN=single-pass asks for it; otherwise gpu.c leaves its pipeline VK_NULL_HANDLE
+	 * and kern.c runs reduce-then-scan there. */
+	bool chunked;
+	vkr_dtype dtype;
+	vkr_op op;
 	bool needs_float64;
 	bool needs_int64;
 };
 size_t kern_pipeline_count(void);
 const struct kern_pipeline_source *kern_pipeline_source(size_t index);
+
+/* Whether a scan of device memory of this op and dtype runs single-pass when VKR_SCAN does
+ * not say: where the device has chunked tiles and they measured faster than reduce-then-scan
+ * on the H200 (docs/BENCHMARKS.md, session 6). */
+bool kern_single_pass_default(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 #endif /* VKR_KERN_H */

@@ -6,7 +6,10 @@
 // Each workgroup claims the next tile from a counter (so every earlier tile belongs to a
 // workgroup that has already started), loads its 512 slots of ITEMS elements into
 // registers, scans their 512 slot sums across the workgroup up to the tile's total
-// (tile_upsweep, tile_scan.glsl) and publishes the tile's aggregate A(t) at once.
+// (tile_upsweep, tile_scan.glsl) and publishes the tile's aggregate A(t) at once. In the
+// build with subgroup operations, tiles in device memory are chunked instead (below:
+// subgroup rows of coalesced vectors, 32 KiB, the tile's own scan stored before the
+// look-back and completed after it).
 // Tiles form blocks of BLOCK. A tile's exclusive prefix is Q(b), the prefix before its
 // block b, combined with the aggregates of the tiles before it in the block, all read in one
 // round trip (one tile per invocation) and folded by a tree. The last tile of a block also
@@ -157,6 +160,159 @@ void store_tile(uint lid, uint t, T prefix[2], T vals[2][ITEMS])
 		outv.v[base + k * WG_SIZE + lid] = s_stage[k * WG_SIZE + lid];
 }
 
+#if !defined(TILE_BLELLOCH)
+// Chunked tiles (the build with subgroup operations, device memory): subgroup g of the
+// workgroup owns CHUNK_ROWS rows of gl_SubgroupSize consecutive vectors, one vector per lane
+// per row, and its rows are consecutive in memory, so every load or store instruction of a
+// subgroup covers one contiguous run of 16-byte vectors (512 bytes for 32 lanes). The
+// subgroup scans each row with shuffles and carries the rows' totals from row to row; the
+// subgroups' totals meet in shared memory behind one barrier. Slot-by-slot accesses (two
+// vectors per invocation, the next invocation 32 bytes on) cost ~170 us of the f32 scan's
+// time at 2^28 on the H200 (session 6), and the look-back costs ~3 us per tile, so the tiles
+// are also twice as large: 32 KiB. After the tile's aggregate is published, its scan without
+// the prefix of earlier tiles is stored, which frees its registers for the look-back; the
+// prefix is then applied to the stored scan, read back from L2.
+#extension GL_KHR_shader_subgroup_shuffle : require
+// Every loop over a chunk's rows or a vector's elements is unrolled: where the driver kept
+// a loop, the arrays indexed by it went to local memory (f32 max and the 64-bit types ran
+// 2.4 to 5.5 times slower on the H200).
+#extension GL_EXT_control_flow_attributes : require
+#define CHUNK_ROWS 8u                          // KERN_CHUNK_ROWS in kern.c
+#define CHUNK_TILE (WG_SIZE * CHUNK_ROWS * VEC) // elements
+const bool CHUNKED = !STAGED;
+shared T s_chunk[WG_SIZE / MIN_SUBGROUP];       // the subgroups' totals
+
+// x from lane src.
+T shuffle_from(T x, uint src)
+{
+#if defined(DTYPE_F64)
+	return packDouble2x32(subgroupShuffle(unpackDouble2x32(x), src));
+#elif defined(DTYPE_I64)
+	return int64_t(packUint2x32(subgroupShuffle(unpackUint2x32(uint64_t(x)), src)));
+#elif defined(DTYPE_U64)
+	return packUint2x32(subgroupShuffle(unpackUint2x32(x), src));
+#else
+	return subgroupShuffle(x, src);
+#endif
+}
+
+// The index of this invocation's vector in row r of its subgroup's chunk of tile t.
+uint chunk_vec(uint t, uint r)
+{
+	return t * (CHUNK_TILE / VEC) + (gl_SubgroupID * CHUNK_ROWS + r) * gl_SubgroupSize +
+	       gl_SubgroupInvocationID;
+}
+
+// This invocation's vector in row r of tile t; elements past n are the neutral.
+VT load_row(uint t, uint r)
+{
+	uint v = chunk_vec(t, r), base = v * VEC;
+	if (pc.vec_ok != 0u && base + VEC <= pc.n)
+		return Vecs(pc.src).v[v];
+	Elems src = Elems(pc.src);
+	VT x;
+	[[unroll]] for (uint c = 0u; c < VEC; c++)
+		x[c] = base + c < pc.n ? src.v[base + c] : NEUTRAL;
+	return x;
+}
+
+T fold_vec(VT x)
+{
+	T s = x[0];
+	[[unroll]] for (uint c = 1u; c < VEC; c++)
+		s = op(s, x[c]);
+	return s;
+}
+
+// The row totals' left fold, carry, extended by the row whose lanes' inclusive scan is incl.
+T carry_row(uint r, T carry, T incl)
+{
+	T row_total = shuffle_from(incl, gl_SubgroupSize - 1u);
+	return r == 0u ? row_total : op(carry, row_total);
+}
+
+// The tile's total from the subgroups' chunk totals (left fold in subgroup order); prefix
+// gets the fold of the chunks before this invocation's (unused in subgroup 0). Starts and
+// ends with a barrier.
+T chunks_total(T chunk_total, out T prefix)
+{
+	barrier(); // s_chunk is free
+	if (gl_SubgroupInvocationID == 0u)
+		s_chunk[gl_SubgroupID] = chunk_total;
+	barrier();
+	T total = s_chunk[0];
+	prefix = total;
+	for (uint g = 1u; g < gl_NumSubgroups; g++) {
+		if (g == gl_SubgroupID)
+			prefix = total;
+		total = op(total, s_chunk[g]);
+	}
+	barrier();
+	return total;
+}
+
+// A chunked tile's aggregate, in the owner's shape, loaded row by row.
+T chunk_aggregate(uint m)
+{
+	T carry = NEUTRAL, ignored;
+	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+		carry = carry_row(r, carry, subgroup_inclusive(fold_vec(load_row(m, r))));
+	return chunks_total(carry, ignored);
+}
+
+// Stores row r's scan given the prefix of everything before this lane's vector (has: there
+// is something before it).
+void store_row(uint t, uint r, bool has, T prefix, VT x)
+{
+	T out_vals[VEC];
+	T p = prefix;
+	[[unroll]] for (uint c = 0u; c < VEC; c++) {
+		if (EXCLUSIVE) {
+			out_vals[c] = has ? p : NEUTRAL;
+			p = has ? op(p, x[c]) : x[c];
+		} else {
+			p = has ? op(p, x[c]) : x[c];
+			out_vals[c] = p;
+		}
+		has = true;
+	}
+	uint v = chunk_vec(t, r), base = v * VEC;
+	if (pc.vec_ok != 0u && base + VEC <= pc.n) {
+		VT y;
+		[[unroll]] for (uint c = 0u; c < VEC; c++)
+			y[c] = out_vals[c];
+		OutVecs(pc.dst).v[v] = y;
+	} else {
+		Elems dst = Elems(pc.dst);
+		[[unroll]] for (uint c = 0u; c < VEC && base + c < pc.n; c++)
+			dst.v[base + c] = out_vals[c];
+	}
+}
+
+// The stored output, read back: not readonly, so not through a non-coherent cache.
+layout(buffer_reference, scalar, buffer_reference_align = 16) coherent buffer OutAgain { VT v[]; };
+
+// Combines prefix with row r's stored scan, in place in the output.
+void fix_row(uint t, uint r, T prefix)
+{
+	uint v = chunk_vec(t, r), base = v * VEC;
+	if (pc.vec_ok != 0u && base + VEC <= pc.n) {
+		OutAgain out_again = OutAgain(pc.dst);
+		VT x = out_again.v[v];
+		[[unroll]] for (uint c = 0u; c < VEC; c++)
+			x[c] = op(prefix, x[c]);
+		out_again.v[v] = x;
+	} else {
+		Elems dst = Elems(pc.dst);
+		[[unroll]] for (uint c = 0u; c < VEC && base + c < pc.n; c++)
+			dst.v[base + c] = op(prefix, dst.v[base + c]);
+	}
+}
+#else
+const bool CHUNKED = false;
+T chunk_aggregate(uint m) { return NEUTRAL; }
+#endif
+
 uint blocks() { return (pc.tiles + BLOCK - 1u) / BLOCK; }
 uint tile_entry(uint t) { return t; }
 uint block_aggregate_entry(uint b) { return pc.tiles + b; }
@@ -207,12 +363,17 @@ void fallback_tile(uint lid, uint m)
 	// slot by slot: this runs while the waiter holds its own tile in registers, and the
 	// driver gives every invocation the registers of the worst path (on the H200 the whole
 	// tile here took the f64 sum to 64 registers, 48 without).
-	T slot[ITEMS], state[2];
-	load_slot(m, lid, slot);
-	T s0 = fold_slot(slot);
-	load_slot(m, lid + 256u, slot);
-	T s1 = fold_slot(slot);
-	T aggregate = tile_upsweep(lid, s0, s1, state);
+	T aggregate;
+	if (CHUNKED) {
+		aggregate = chunk_aggregate(m);
+	} else {
+		T slot[ITEMS], state[2];
+		load_slot(m, lid, slot);
+		T s0 = fold_slot(slot);
+		load_slot(m, lid + 256u, slot);
+		T s1 = fold_slot(slot);
+		aggregate = tile_upsweep(lid, s0, s1, state);
+	}
 	memoryBarrierBuffer(); // every invocation's loads are done before the state is checked
 	barrier();
 	if (lid == 0u) {
@@ -417,6 +578,46 @@ void main()
 	if (tile >= pc.tiles)
 		return; // the grid is rounded up to whole rows; the whole workgroup leaves together
 
+#if !defined(TILE_BLELLOCH)
+	if (CHUNKED) {
+		VT x[CHUNK_ROWS];
+		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+			x[r] = load_row(tile, r);
+		// Each row's inclusive scan across the subgroup, and the chunk's total: the shape
+		// chunk_aggregate computes for a fallback.
+		T incl[CHUNK_ROWS], carry = NEUTRAL, chunk_prefix;
+		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+			incl[r] = subgroup_inclusive(fold_vec(x[r]));
+			carry = carry_row(r, carry, incl[r]);
+		}
+		T total = chunks_total(carry, chunk_prefix);
+		if (lid == 0u)
+			publish(tile_entry(tile), total);
+		// Published before any output is stored: a waiter that reads output where this
+		// tile's input was (in place) also sees the state, and discards its fallback.
+		memoryBarrierBuffer();
+		barrier();
+		uint lane = gl_SubgroupInvocationID;
+		bool has = gl_SubgroupID > 0u;
+		T run = chunk_prefix; // everything in the tile before this row of the chunk
+		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+			T before = shuffle_up(incl[r], 1u); // the lanes before this one (lane 0: none)
+			T row_total = shuffle_from(incl[r], gl_SubgroupSize - 1u);
+			if (lane == 0u)
+				store_row(tile, r, has, run, x[r]);
+			else
+				store_row(tile, r, true, has ? op(run, before) : before, x[r]);
+			run = has ? op(run, row_total) : row_total;
+			has = true;
+		}
+		if (tile == 0u)
+			return;
+		T excl = look_back(lid, tile, total);
+		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+			fix_row(tile, r, excl);
+		return;
+	}
+#endif
 	// The tile's aggregate: its two slots per invocation folded, then tile_upsweep (which
 	// starts and ends with a barrier; state is what tile_downsweep needs). fallback_tile
 	// computes it in the same shape, so the owner and a fallback get the same bits.
