@@ -293,6 +293,46 @@ static void test_scan_other_tile_scan_matches_reference(void **state)
 	harness_gpu_done(other);
 }
 
+/* Scans long enough for several blocks of 256 tiles of the largest tiles (32 KiB: the chunked
+ * single pass), so that the block look-back, its windows and its fallbacks run for every
+ * dtype: an inclusive sum in place, an exclusive max out of place misaligned (element by
+ * element), each ending in a partial tile. */
+static void test_scan_spanning_several_blocks_every_dtype_matches_reference(void **state)
+{
+	(void)state;
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!gpu_supports_dtype(gpu, d))
+			continue;
+		size_t esize = proto_dtype_size(d), tile = 32768 / esize;
+		size_t n = 3 * 256 * tile + tile / 2 + 7;
+		uint64_t rng = harness_seed() ^ ((uint64_t)d << 40) ^ 0x5ca1ab1e;
+		void *sum_in = malloc(n * esize), *max_in = malloc(n * esize);
+		void *sum_out = malloc(n * esize), *max_out = malloc(n * esize);
+		assert_non_null(sum_in);
+		assert_non_null(max_in);
+		assert_non_null(sum_out);
+		assert_non_null(max_out);
+		gen_fill(d, VKR_OP_SUM, sum_in, n, &rng);
+		gen_fill(d, VKR_OP_MAX, max_in, n, &rng);
+		struct host_job jobs[2] = {
+			{ .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = d, .input = sum_in, .n = n,
+			  .output = sum_out, .in_place = true },
+			{ .kind = KERN_SCAN, .op = VKR_OP_MAX, .dtype = d, .exclusive = true,
+			  .input = max_in, .n = n, .output = max_out, .misalign = 1 },
+		};
+		harness_run(gpu, jobs, 2);
+		char why[256];
+		if (!ref_scan_check(VKR_OP_SUM, d, false, sum_in, n, sum_out, why, sizeof(why)))
+			fail_msg("inclusive sum %s n=%zu: %s", proto_dtype_name(d), n, why);
+		if (!ref_scan_check(VKR_OP_MAX, d, true, max_in, n, max_out, why, sizeof(why)))
+			fail_msg("exclusive max %s n=%zu: %s", proto_dtype_name(d), n, why);
+		free(sum_in);
+		free(max_in);
+		free(sum_out);
+		free(max_out);
+	}
+}
+
 static void test_scan_array_larger_than_one_storage_binding(void **state)
 {
 	(void)state;
@@ -327,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_scan_float_is_deterministic),
 		cmocka_unit_test(test_scan_float_bits_do_not_depend_on_scheduling),
 		cmocka_unit_test(test_scan_other_tile_scan_matches_reference),
+		cmocka_unit_test(test_scan_spanning_several_blocks_every_dtype_matches_reference),
 		cmocka_unit_test(test_scan_array_larger_than_one_storage_binding),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
