@@ -137,21 +137,28 @@ def test_memory_cap():
     xs = list(range(100000))  # 400 KB inline each
     blob = pack("i32", xs)
     import msgpack
-    ids = []
-    for c in conns:
-        data = b""
-        for _ in range(3):
-            c.msgid += 1
-            data += msgpack.packb([0, c.msgid, "reduce", ["sum", "i32", blob]], use_bin_type=True)
-            ids.append((c, c.msgid))
-        c.sock.sendall(data)
-    results = [c.wait(i) for c, i in ids]
-    busy = [e for e, r in results if e is not None]
-    check(all(e[0] == E_BUSY for e in busy), "memory cap: refusals are busy")
-    check(all(r["value"] == tp.wrap("i32", sum(xs)) for e, r in results if e is None),
-          "memory cap: accepted requests correct")
+    # Bursts of 4.8 MB against a 1 MB cap. Whether a burst finds the cap reached depends on
+    # how fast the daemon finishes each request against how fast this process sends the
+    # next; on a loaded machine one burst can slip through, so up to five are sent.
+    for burst in range(5):
+        ids = []
+        for c in conns:
+            data = b""
+            for _ in range(3):
+                c.msgid += 1
+                data += msgpack.packb([0, c.msgid, "reduce", ["sum", "i32", blob]], use_bin_type=True)
+                ids.append((c, c.msgid))
+            c.sock.sendall(data)
+        results = [c.wait(i) for c, i in ids]
+        busy = [e for e, r in results if e is not None]
+        check(all(e[0] == E_BUSY for e in busy), "memory cap: refusals are busy")
+        check(all(r["value"] == tp.wrap("i32", sum(xs)) for e, r in results if e is None),
+              "memory cap: accepted requests correct")
+        if busy:
+            break
     s = d.stats()
-    check(s["busy_memory"] > 0, "memory cap: stats.busy_memory %d" % s["busy_memory"])
+    check(s["busy_memory"] > 0, "memory cap: stats.busy_memory %d after %d bursts" %
+          (s["busy_memory"], burst + 1))
     check(s["memory_bytes"] < 4096, "memory cap: gauge drains (%d)" % s["memory_bytes"])
     for c in conns:
         c.close()
