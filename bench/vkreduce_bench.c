@@ -522,7 +522,7 @@ int main(int argc, char **argv)
 	       info->name, info->type, info->subgroup_size, info->reduce_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :
-	       info->scan_reduce_then_scan ? "reduce-then-scan" :
+	       info->scan_reduce_then_scan || !info->scan_chunked ? "reduce-then-scan" :
 	       "per op and dtype (single-pass for 32-bit but float min/max)",
 	       info->scan_chunked ? "chunked" : "slots",
 	       info->scan_tile_subgroup ? "subgroup" : "blelloch",

@@ -952,6 +952,7 @@ static void rebuild_device(struct batch *b)
 	} else {
 		snprintf(index, sizeof(index), "%u", gpu_get_info(old)->device_index);
 		cfg.device = index;
+		cfg.host_memory_scans_only = true; /* as main.c's */
 	}
 	log_warn("device lost: creating the device again");
 	r = gpu_create(&cfg, &ng, err, sizeof(err));

@@ -505,6 +505,9 @@ static void read_info(struct gpu *gpu)
 	 * shaders, in subgroups that divide the 256-wide workgroup into at most 64. The tree
 	 * stays the default: on the H200 the shuffles were no faster for reduce-then-scan (f32
 	 * sum 936 against 924 us at 2^28, f64 max 2839 against 2532 us; session 3). */
+	/* shuffle (not only shuffle_relative): the chunked tiles broadcast each row's total from
+	 * its last lane. The tile scan alone would not need it; one requirement for both keeps
+	 * one subgroup build of the scan kernels. */
 	const VkSubgroupFeatureFlags needed =
 		VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT |
 		VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
@@ -652,8 +655,9 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 			continue; /* the dtype is refused by kern_validate on this device */
 		if (src->shared_bytes > gpu->info.max_shared_memory)
 			continue; /* kern plans around it (the single-pass scan) */
-		if (src->chunked && !kern_single_pass_default(&gpu->info, src->dtype, src->op) &&
-		    !gpu->info.scan_single_pass)
+		if (src->chunked && (gpu->host_memory_scans_only ||
+				     (!kern_single_pass_default(&gpu->info, src->dtype, src->op) &&
+				      !gpu->info.scan_single_pass)))
 			continue; /* never dispatched: kern runs reduce-then-scan on device memory */
 		/* Variants of one module share it; find an earlier pipeline with the same code. */
 		VkShaderModule module = VK_NULL_HANDLE;
@@ -733,6 +737,7 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	}
 	atomic_init(&gpu->validation_messages, 0);
 	gpu->log = config->log;
+	gpu->host_memory_scans_only = config->host_memory_scans_only;
 	atomic_init(&gpu->lost, false);
 	bool validation = config->validation || env_flag("VKR_VALIDATION");
 	const char *want = config->device ? config->device : getenv("VKR_DEVICE");

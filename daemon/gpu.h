@@ -29,6 +29,9 @@ struct gpu_config {
 	bool validation;
 	/* Print the device choice and its reason to stderr. */
 	bool verbose;
+	/* Every scan reads or writes host memory (the daemon's do): the single-pass pipelines for
+	 * device memory are not built, which saves their compile time at start. */
+	bool host_memory_scans_only;
 	/* Where the engine's messages go (device choice, validation reports, cache warnings):
 	 * level 0 error, 1 warning, 2 info, 3 debug (the daemon's log levels). NULL: stderr,
 	 * prefixed "vkreduce: ". May be called from the driver's threads (validation). */

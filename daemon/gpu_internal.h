@@ -37,6 +37,7 @@ struct gpu {
 	bool has_host_import_ext;
 	bool has_sm_builtins;
 	bool pipeline_stats; /* VKR_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties */
+	bool host_memory_scans_only; /* gpu_config's */
 	struct gpu_info info;
 
 	/* Memory type index per gpu_memory_kind, and the import type bits. */

@@ -222,7 +222,7 @@ static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 /* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for
  * the single pass over device memory in the build with subgroup operations, chunked tiles of
  * KERN_CHUNK_ROWS vectors per invocation (CHUNK_ROWS in scan_chained.comp). */
-#define KERN_CHUNK_ROWS 8u
+/* KERN_CHUNK_ROWS comes from the build (shaders/meson.build: scan_chunk_rows). */
 static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t per_vec = 16 / dtype_size(job->dtype);

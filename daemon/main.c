@@ -469,6 +469,7 @@ int main(int argc, char **argv)
 	gcfg.verbose = log_get_level() >= LOG_LEVEL_DEBUG;
 	gcfg.pipeline_cache_path = cache;
 	gcfg.log = engine_log;
+	gcfg.host_memory_scans_only = true; /* batch.c: a scan's output lands in host memory */
 	d.gpu_config = &gcfg; /* to create the device again after a loss */
 	if ((r = gpu_create(&gcfg, &d.gpu, err, sizeof(err)))) {
 		log_error("no GPU: %s", err);

@@ -17,15 +17,16 @@
 // Q(b+1). Q(b) comes from a decoupled look-back over blocks: one invocation per earlier
 // block, the nearest block whose inclusive prefix is published, and the aggregates of the
 // blocks after it. A round of the look-back spans BLOCK_WINDOW blocks (2^20 elements of f32
-// per block), so no chain of prefixes through every tile or every block limits the scan.
+// per block, 2^21 with chunked tiles), so no chain of prefixes through every tile or every block limits the scan.
 //
 // Determinism. Floating sums are not associative, so every combination has one fixed shape:
 // the aggregates of tiles s..t-1 of a block fold by a tree fixed by their count;
 // B(b) = tree(A of the block's first BLOCK-1 tiles) + A(last); the block prefixes are the
 // left fold Q(b) = ((B(0) + B(1)) + ...) + B(b-1), so a look-back that finds Q(j+1)
 // continues the fold from it in order, and which j it found changes no bit. Tile aggregates
-// come from one fixed shape whoever computes them: tile_upsweep is the only code that computes
-// one (its shape depends on the device's subgroup size, which is fixed).
+// come from one fixed shape whoever computes them: tile_upsweep (slot tiles) and the chunked
+// tiles' row folds and chunks_total are the only code that computes one (shapes that depend
+// on the device's subgroup size, which is fixed), for the owner and a fallback alike.
 //
 // Publication. For 32-bit types a tile's or block's state and value share one 64-bit word,
 // stored and loaded whole (aligned 64-bit accesses are single-copy atomic on the devices
@@ -82,7 +83,7 @@ layout(push_constant, scalar) uniform Params {
 #define AGGREGATE 1u
 #define PREFIX 2u
 #define BLOCK WG_SIZE     // tiles per block: one per invocation in the look-back
-#define BLOCK_WINDOW 32u  // blocks per look-back window (2^25 elements of f32)
+#define BLOCK_WINDOW 32u  // blocks per look-back window (2^25 elements of f32, 2^26 chunked)
 
 shared uint s_tile;
 shared uint s_missing_tile;  // lowest lane whose tile has no aggregate yet (BLOCK: none)
@@ -177,7 +178,8 @@ void store_tile(uint lid, uint t, T prefix[2], T vals[2][ITEMS])
 // a loop, the arrays indexed by it went to local memory (f32 max and the 64-bit types ran
 // 2.4 to 5.5 times slower on the H200).
 #extension GL_EXT_control_flow_attributes : require
-#define CHUNK_ROWS 8u                          // KERN_CHUNK_ROWS in kern.c
+// CHUNK_ROWS, rows per invocation, comes from shaders/meson.build (scan_chunk_rows), as
+// kern.c's KERN_CHUNK_ROWS.
 #define CHUNK_TILE (WG_SIZE * CHUNK_ROWS * VEC) // elements
 const bool CHUNKED = !STAGED;
 shared T s_chunk[WG_SIZE / MIN_SUBGROUP];       // the subgroups' totals
@@ -359,10 +361,11 @@ uint read_entry(uint entry, out T value)
 // loads were consumed: once the owner has published, an in-place scan may overwrite its input.
 void fallback_tile(uint lid, uint m)
 {
-	// The owner's shape (main): slots lid and lid + 256 folded, then tile_upsweep. Loaded
-	// slot by slot: this runs while the waiter holds its own tile in registers, and the
-	// driver gives every invocation the registers of the worst path (on the H200 the whole
-	// tile here took the f64 sum to 64 registers, 48 without).
+	// The owner's shape (main): slot tiles fold slots lid and lid + 256, then tile_upsweep;
+	// chunked tiles fold row by row. Loaded slot by slot (row by row): with slot tiles this
+	// runs while the waiter holds its own tile in registers, and the driver gives every
+	// invocation the registers of the worst path (on the H200 the whole tile here took the
+	// f64 sum to 64 registers, 48 without).
 	T aggregate;
 	if (CHUNKED) {
 		aggregate = chunk_aggregate(m);
@@ -594,9 +597,11 @@ void main()
 		if (lid == 0u)
 			publish(tile_entry(tile), total);
 		// Published before any output is stored: a waiter that reads output where this
-		// tile's input was (in place) also sees the state, and discards its fallback.
+		// tile's input was (in place) also sees the state, and discards its fallback. The
+		// second fence orders this invocation's stores after the barrier at device scope.
 		memoryBarrierBuffer();
 		barrier();
+		memoryBarrierBuffer();
 		uint lane = gl_SubgroupInvocationID;
 		bool has = gl_SubgroupID > 0u;
 		T run = chunk_prefix; // everything in the tile before this row of the chunk

@@ -17,8 +17,9 @@
 //
 // Determinism: the combination shape depends only on the subgroup size, which is fixed for
 // a device (SPIR-V 1.5 modules without the varying-size flag run with the device's
-// subgroupSize), and tile_upsweep is the only code that computes a tile's total, so a
-// single-pass fallback that reduces someone else's tile gets the owner's bits.
+// subgroupSize), and tile_upsweep is the only code that computes a slot tile's total, so a
+// single-pass fallback that reduces someone else's tile gets the owner's bits (chunked tiles,
+// scan_chained.comp, have their own single shape).
 //
 // Requirements (gpu.c checks them, else it picks the TILE_BLELLOCH modules): subgroup
 // operations basic and shuffle_relative in compute shaders, a subgroup size of 4 to 256, and

@@ -234,36 +234,44 @@ static void test_scan_float_bits_do_not_depend_on_scheduling(void **state)
 	size_t n = 2000003;
 	uint64_t rng = harness_seed() + 17;
 	float *x = malloc(n * sizeof(*x)), *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
-	float *c = malloc(n * sizeof(*c));
+	float *c = malloc(n * sizeof(*c)), *a_ex = malloc(n * sizeof(*a_ex));
+	float *b_ex = malloc(n * sizeof(*b_ex));
 	assert_non_null(x);
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_non_null(c);
+	assert_non_null(a_ex);
+	assert_non_null(b_ex);
 	gen_fill(VKR_DTYPE_F32, VKR_OP_SUM, x, n, &rng);
 	struct host_job job = { .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32,
 				.input = x, .n = n, .output = a };
-	harness_run(gpu, &job, 1);
+	struct host_job job_ex = job;
+	job_ex.exclusive = true;
+	job_ex.output = a_ex;
+	struct host_job first[2] = { job, job_ex };
+	harness_run(gpu, first, 2);
 	const char *patience = getenv("VKR_SCAN_PATIENCE");
 	bool eager = patience && strcmp(patience, "1") == 0;
 	assert_int_equal(setenv("VKR_SCAN_PATIENCE", eager ? "64" : "1", 1), 0);
 	struct gpu *other = harness_gpu();
 	assert_int_equal(eager ? setenv("VKR_SCAN_PATIENCE", "1", 1) : unsetenv("VKR_SCAN_PATIENCE"), 0);
 	for (int rep = 0; rep < 3; rep++) {
-		struct host_job batch[3] = { job, job, job };
+		struct host_job batch[3] = { job, job, job_ex };
 		batch[0].output = b;
 		batch[1].output = c;
 		batch[1].n = n / 3;
-		batch[2].output = b;
-		batch[2].exclusive = true;
-		batch[0].exclusive = false;
-		harness_run(other, batch, 2);
+		batch[2].output = b_ex;
+		harness_run(other, batch, 3);
 		assert_memory_equal(a, b, n * sizeof(float));
+		assert_memory_equal(a_ex, b_ex, n * sizeof(float));
 	}
 	harness_gpu_done(other);
 	free(x);
 	free(a);
 	free(b);
 	free(c);
+	free(a_ex);
+	free(b_ex);
 }
 
 /* The tile scan (shaders/tile_scan.glsl) has two builds: the Blelloch tree in shared memory,
