@@ -504,10 +504,10 @@ static void read_info(struct gpu *gpu)
 	 * with VKR_SCAN_TILE=subgroup subgroup shuffles where the device has them for compute
 	 * shaders, in subgroups that divide the 256-wide workgroup into at most 64. The tree
 	 * stays the default: on the H200 the shuffles were no faster for reduce-then-scan (f32
-	 * sum 936 against 924 us at 2^28, f64 max 2839 against 2532 us; session 3). */
-	/* shuffle (not only shuffle_relative): the chunked tiles broadcast each row's total from
-	 * its last lane. The tile scan alone would not need it; one requirement for both keeps
-	 * one subgroup build of the scan kernels. */
+	 * sum 936 against 924 us at 2^28, f64 max 2839 against 2532 us; session 3). shuffle,
+	 * not only shuffle_relative: the chunked tiles broadcast each row's total from its last
+	 * lane. The tile scan alone would not need it; one requirement for both keeps one
+	 * subgroup build of the scan kernels. */
 	const VkSubgroupFeatureFlags needed =
 		VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT |
 		VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
@@ -605,7 +605,7 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 {
 	bool preserve = (src->denorm_bits == 32 && gpu->info.denorm_preserve32) ||
 			(src->denorm_bits == 64 && gpu->info.denorm_preserve64);
-	bool subgroup = src->chunked ? gpu->info.scan_chunked : gpu->info.scan_tile_subgroup;
+	bool subgroup = src->device_single_pass ? gpu->info.scan_chunked : gpu->info.scan_tile_subgroup;
 	if (src->code_blelloch && !subgroup) {
 		/* The scan kernels' build without subgroup operations. */
 		if (preserve && src->code_blelloch_denorm_preserve) {
@@ -655,9 +655,8 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 			continue; /* the dtype is refused by kern_validate on this device */
 		if (src->shared_bytes > gpu->info.max_shared_memory)
 			continue; /* kern plans around it (the single-pass scan) */
-		if (src->chunked && (gpu->host_memory_scans_only ||
-				     (!kern_single_pass_default(&gpu->info, src->dtype, src->op) &&
-				      !gpu->info.scan_single_pass)))
+		if (src->device_single_pass &&
+		    (gpu->host_memory_scans_only || !kern_device_scan_single_pass(&gpu->info, src->dtype, src->op)))
 			continue; /* never dispatched: kern runs reduce-then-scan on device memory */
 		/* Variants of one module share it; find an earlier pipeline with the same code. */
 		VkShaderModule module = VK_NULL_HANDLE;

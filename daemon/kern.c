@@ -110,7 +110,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->spec[0] = op;
 	s->spec[1] = exclusive;
 	s->spec[2] = staged;
-	s->chunked = kernel == K_SCAN_CHAINED && !staged;
+	s->device_single_pass = kernel == K_SCAN_CHAINED && !staged;
 	s->dtype = dtype;
 	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
@@ -190,7 +190,6 @@ static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_j
 	return p;
 }
 
-
 /* The job's single-pass pipeline: the staged one for host memory. */
 static uint32_t chained_pipeline(const struct kern_job *job)
 {
@@ -198,31 +197,31 @@ static uint32_t chained_pipeline(const struct kern_job *job)
 	       (job->dtype * SCALAR_OPS + job->op) * 2 + (job->exclusive ? 1 : 0);
 }
 
-bool kern_single_pass_default(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
+	if (info->scan_single_pass || info->scan_reduce_then_scan)
+		return info->scan_single_pass;
 	/* H200, 2^28 (run S6-7): 32-bit integers 756-760 us single-pass against 846-852 us, f32
 	 * sum and prod 759-760 against 848. Float min/max (their order-key comparisons) and the
 	 * 64-bit types were slower single-pass: 1433-5248 and 1875-6235 against 1004 and 1775-1810. */
 	bool fast = dtype_size(dtype) == 4 &&
 		    (dtype != VKR_DTYPE_F32 || op == VKR_OP_SUM || op == VKR_OP_PROD);
-	return info->scan_chunked && !info->scan_reduce_then_scan && fast;
+	return info->scan_chunked && fast;
 }
 
-/* The single-pass scan where it was asked for or is the default for the op and dtype, or the
- * job reads or writes host memory (there reading the input once matters most), and the
- * device built its pipeline: they need shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of
- * shared memory, and the ones for device memory are built only where they may run (gpu.c). */
+/* The single-pass scan where kern_device_scan_single_pass() says, or the job reads or writes
+ * host memory (there reading the input once matters most), and the device built its
+ * pipeline: they need shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory. */
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
-	bool wanted = job->host_memory || gpu->info.scan_single_pass ||
-		      kern_single_pass_default(&gpu->info, job->dtype, job->op);
+	bool wanted = job->host_memory || kern_device_scan_single_pass(&gpu->info, job->dtype, job->op);
 	return wanted && gpu_pipeline(gpu, chained_pipeline(job)) != VK_NULL_HANDLE;
 }
 
 /* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for
  * the single pass over device memory in the build with subgroup operations, chunked tiles of
- * KERN_CHUNK_ROWS vectors per invocation (CHUNK_ROWS in scan_chained.comp). */
-/* KERN_CHUNK_ROWS comes from the build (shaders/meson.build: scan_chunk_rows). */
+ * KERN_CHUNK_ROWS vectors per invocation (CHUNK_ROWS in scan_chained.comp; both come from
+ * scan_chunk_rows in shaders/meson.build). */
 static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t per_vec = 16 / dtype_size(job->dtype);

@@ -96,10 +96,10 @@ struct kern_pipeline_source {
 	uint32_t shared_bytes;
 	uint32_t spec[3]; /* specialization constants 0 (op), 1 (exclusive), 2 (staged) */
 	/* The single-pass scan of device memory: chunked tiles in the subgroup build (gpu.c picks
-	 * that build where info.scan_chunked). Built only where kern_single_pass_default() or
-	 * VKR_SCAN=single-pass asks for it; otherwise gpu.c leaves its pipeline VK_NULL_HANDLE
-	 * and kern.c runs reduce-then-scan there. */
-	bool chunked;
+	 * that build where info.scan_chunked). Built only where kern_device_scan_single_pass()
+	 * says; otherwise gpu.c leaves its pipeline VK_NULL_HANDLE and kern.c runs
+	 * reduce-then-scan there. */
+	bool device_single_pass;
 	vkr_dtype dtype;
 	vkr_op op;
 	bool needs_float64;
@@ -108,9 +108,10 @@ struct kern_pipeline_source {
 size_t kern_pipeline_count(void);
 const struct kern_pipeline_source *kern_pipeline_source(size_t index);
 
-/* Whether a scan of device memory of this op and dtype runs single-pass when VKR_SCAN does
- * not say: where the device has chunked tiles and they measured faster than reduce-then-scan
- * on the H200 (docs/BENCHMARKS.md, session 6). */
-bool kern_single_pass_default(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+/* Whether a scan of device memory of this op and dtype runs single-pass: VKR_SCAN=single-pass,
+ * or by default where the device has chunked tiles and they measured faster than
+ * reduce-then-scan on the H200 (docs/BENCHMARKS.md, session 6). gpu.c builds those pipelines
+ * only; kern.c runs them where they were built. */
+bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 #endif /* VKR_KERN_H */

@@ -17,7 +17,8 @@
 // Q(b+1). Q(b) comes from a decoupled look-back over blocks: one invocation per earlier
 // block, the nearest block whose inclusive prefix is published, and the aggregates of the
 // blocks after it. A round of the look-back spans BLOCK_WINDOW blocks (2^20 elements of f32
-// per block, 2^21 with chunked tiles), so no chain of prefixes through every tile or every block limits the scan.
+// per block, 2^21 with chunked tiles), so no chain of prefixes through every tile or every
+// block limits the scan.
 //
 // Determinism. Floating sums are not associative, so every combination has one fixed shape:
 // the aggregates of tiles s..t-1 of a block fold by a tree fixed by their count;
