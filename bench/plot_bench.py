@@ -25,6 +25,8 @@ def main():
     outdir = sys.argv[3]
     os.makedirs(outdir, exist_ok=True)
     for kind, ops in (('reduce', ['sum', 'prod', 'min', 'max', 'count']), ('scan', ['sum', 'prod', 'min', 'max'])):
+        if not any(r['kind'] == kind for r in vk):
+            continue  # a run of one kind only (--scan-only or --reduce-only)
         fig, axes = plt.subplots(1, len(ops), figsize=(5 * len(ops), 4.5), sharey=True)
         for ax, op in zip(axes, ops):
             for i, dtype in enumerate(['f32', 'f64', 'i32', 'u32', 'i64', 'u64']):

@@ -8,8 +8,8 @@
 // registers, scans their 512 slot sums across the workgroup up to the tile's total
 // (tile_upsweep, tile_scan.glsl) and publishes the tile's aggregate A(t) at once. In the
 // build with subgroup operations, tiles in device memory are chunked instead (below:
-// subgroup rows of coalesced vectors, 32 KiB, the tile's own scan stored before the
-// look-back and completed after it).
+// subgroup rows of coalesced vectors, 32 KiB, held in registers through the look-back and
+// stored once).
 // Tiles form blocks of BLOCK. A tile's exclusive prefix is Q(b), the prefix before its
 // block b, combined with the aggregates of the tiles before it in the block, all read in one
 // round trip (one tile per invocation) and folded by a tree. The last tile of a block also
@@ -171,9 +171,13 @@ void store_tile(uint lid, uint t, T prefix[2], T vals[2][ITEMS])
 // subgroups' totals meet in shared memory behind one barrier. Slot-by-slot accesses (two
 // vectors per invocation, the next invocation 32 bytes on) cost ~170 us of the f32 scan's
 // time at 2^28 on the H200 (session 6), and the look-back costs ~3 us per tile, so the tiles
-// are also twice as large: 32 KiB. After the tile's aggregate is published, its scan without
-// the prefix of earlier tiles is stored, which frees its registers for the look-back; the
-// prefix is then applied to the stored scan, read back from L2.
+// are also twice as large: 32 KiB. The tile stays in registers through the look-back and is
+// stored once, with its prefix. Storing the tile's own scan before the look-back and
+// completing it afterwards from memory (session 6) freed the registers, but the second pass
+// cost ~180 us at 2^28 f32 on the H200 (session 7: 770 us against 710 held; the same kernel
+// without that pass took 590 us, so the stores overlapping the look-back are worth having,
+// if anything can keep them without it: loading the next tile during the look-back took
+// the kernel to 99 registers and 900 us).
 #extension GL_KHR_shader_subgroup_shuffle : require
 // Every loop over a chunk's rows or a vector's elements is unrolled: where the driver kept
 // a loop, the arrays indexed by it went to local memory (f32 max and the 64-bit types ran
@@ -263,9 +267,10 @@ T chunk_aggregate(uint m)
 	return chunks_total(carry, ignored);
 }
 
-// Stores row r's scan given the prefix of everything before this lane's vector (has: there
-// is something before it).
-void store_row(uint t, uint r, bool has, T prefix, VT x)
+// Stores row r's scan given the prefix of everything before this lane's vector in the tile
+// (has: there is something before it), combined with the prefix of earlier tiles, excl,
+// where there are any (has_excl).
+void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
 {
 	T out_vals[VEC];
 	T p = prefix;
@@ -279,6 +284,9 @@ void store_row(uint t, uint r, bool has, T prefix, VT x)
 		}
 		has = true;
 	}
+	if (has_excl)
+		[[unroll]] for (uint c = 0u; c < VEC; c++)
+			out_vals[c] = op(excl, out_vals[c]);
 	uint v = chunk_vec(t, r), base = v * VEC;
 	if (pc.vec_ok != 0u && base + VEC <= pc.n) {
 		VT y;
@@ -292,25 +300,6 @@ void store_row(uint t, uint r, bool has, T prefix, VT x)
 	}
 }
 
-// The stored output, read back: not readonly, so not through a non-coherent cache.
-layout(buffer_reference, scalar, buffer_reference_align = 16) coherent buffer OutAgain { VT v[]; };
-
-// Combines prefix with row r's stored scan, in place in the output.
-void fix_row(uint t, uint r, T prefix)
-{
-	uint v = chunk_vec(t, r), base = v * VEC;
-	if (pc.vec_ok != 0u && base + VEC <= pc.n) {
-		OutAgain out_again = OutAgain(pc.dst);
-		VT x = out_again.v[v];
-		[[unroll]] for (uint c = 0u; c < VEC; c++)
-			x[c] = op(prefix, x[c]);
-		out_again.v[v] = x;
-	} else {
-		Elems dst = Elems(pc.dst);
-		[[unroll]] for (uint c = 0u; c < VEC && base + c < pc.n; c++)
-			dst.v[base + c] = op(prefix, dst.v[base + c]);
-	}
-}
 #else
 const bool CHUNKED = false;
 T chunk_aggregate(uint m) { return NEUTRAL; }
@@ -603,6 +592,10 @@ void main()
 		memoryBarrierBuffer();
 		barrier();
 		memoryBarrierBuffer();
+		// Each element's output is op(excl, its scan in the tile): the shape does not
+		// depend on how the look-back found excl.
+		bool has_excl = tile > 0u;
+		T excl = has_excl ? look_back(lid, tile, total) : NEUTRAL;
 		uint lane = gl_SubgroupInvocationID;
 		bool has = gl_SubgroupID > 0u;
 		T run = chunk_prefix; // everything in the tile before this row of the chunk
@@ -610,17 +603,12 @@ void main()
 			T before = shuffle_up(incl[r], 1u); // the lanes before this one (lane 0: none)
 			T row_total = shuffle_from(incl[r], gl_SubgroupSize - 1u);
 			if (lane == 0u)
-				store_row(tile, r, has, run, x[r]);
+				store_row(tile, r, has, run, x[r], has_excl, excl);
 			else
-				store_row(tile, r, true, has ? op(run, before) : before, x[r]);
+				store_row(tile, r, true, has ? op(run, before) : before, x[r], has_excl, excl);
 			run = has ? op(run, row_total) : row_total;
 			has = true;
 		}
-		if (tile == 0u)
-			return;
-		T excl = look_back(lid, tile, total);
-		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-			fix_row(tile, r, excl);
 		return;
 	}
 #endif
