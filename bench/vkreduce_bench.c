@@ -4,6 +4,7 @@
  *
  *   vkreduce-bench [--all] [--ops sum,min,...] [--dtypes f32,...] [--min-log2 K]
  *                  [--max-log2 K] [--reps N] [--csv FILE] [--scan-only|--reduce-only] [--pcie]
+ *                  [--times]
  *
  * Each figure is the median of --reps runs of one job alone in its command buffer (the
  * time between the command buffer's first and last timestamp). Bandwidth counts the bytes
@@ -32,6 +33,7 @@ struct options {
 	int reps;
 	bool reduce, scan;
 	bool pcie;
+	bool times;
 	const char *csv;
 };
 
@@ -52,6 +54,8 @@ static void usage(FILE *f)
 		"                      copy engine and by the copy kernel: each direction, then both\n"
 		"                      at once (the ceilings of requests on shared memory)\n"
 		"  --csv FILE          also write the table as CSV\n"
+		"  --times             end each row with the local time its series finished, in\n"
+		"                      nvidia-smi's format (to line the rows up with a log of clocks)\n"
 		"  -h, --help\n");
 }
 
@@ -174,10 +178,14 @@ static int64_t elapsed_ns(const struct timespec *from, const struct timespec *to
 	return (to->tv_sec - from->tv_sec) * 1000000000L + (to->tv_nsec - from->tv_nsec);
 }
 
-/* Copies src to dst (the copy kernel) for at least 300 ms, and on until no copy has been
- * 1% faster than the best for 200 ms (at most 5 s): in session 5, run 1, series that followed
- * a second of CPU work (generating 2^28 inputs) ran 3 to 4 times slower after a 300 ms
- * warm-up. Says so on stderr when it took longer than the minimum. */
+/* Copies src to dst (the copy kernel) for at least 1.5 s, and on until no copy has been 1%
+ * faster than the best for 500 ms (at most 5 s). The H200 drops its SM clock to 345 MHz
+ * within about a second of idling (as while the CPU generates 2^28 inputs) and brings it
+ * back in steps: 345, then 600 to 780 MHz for 0.2 to 0.9 s, then 1980 MHz (session 7, run 5,
+ * nvidia-smi every 100 ms). Copies are steady within each step, so the former warm-up (300
+ * ms, then 200 ms without a 1% gain) could end on the middle step, and the series after it
+ * ran 2 to 4 times slower with the memory clock unchanged: the "slow series" of sessions 3
+ * to 6. Says so on stderr when it took longer than the minimum. */
 static int keep_busy(struct gpu *gpu, struct gpu_buffer *src, struct gpu_buffer *dst, uint64_t bytes)
 {
 	struct copy_ctx c = { .src = src, .dst = dst, .bytes = bytes };
@@ -200,8 +208,8 @@ static int keep_busy(struct gpu *gpu, struct gpu_buffer *src, struct gpu_buffer 
 			best = ns;
 		}
 		int64_t total = elapsed_ns(&start, &now);
-		if ((total > 300000000L && elapsed_ns(&improved, &now) > 200000000L) || total > 5000000000L) {
-			if (total > 500000000L)
+		if ((total > 1500000000L && elapsed_ns(&improved, &now) > 500000000L) || total > 5000000000L) {
+			if (total > 1600000000L)
 				fprintf(stderr, "vkreduce-bench: warm-up took %.1f s (first copy %.0f us, best %.0f us)\n",
 					(double)total / 1e9, (double)first / 1e3, (double)best / 1e3);
 			return 0;
@@ -288,12 +296,23 @@ static int upload(struct gpu *gpu, struct series_buffers *sb, uint64_t bytes)
 
 static FILE *csv;
 
+static bool print_times;
+
 static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n, double us,
 		   double bytes, double copy_gbs)
 {
 	double gbs = bytes / (us * 1e3);
-	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f\n", kind, op, proto_dtype_name(dtype),
+	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f", kind, op, proto_dtype_name(dtype),
 	       (int)log2((double)n), us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0);
+	if (print_times) {
+		struct timespec now = { 0 };
+		struct tm local;
+		char when[32] = "?";
+		if (clock_gettime(CLOCK_REALTIME, &now) == 0 && localtime_r(&now.tv_sec, &local))
+			strftime(when, sizeof(when), "%Y/%m/%d %H:%M:%S", &local);
+		printf("  %s.%03ld", when, now.tv_nsec / 1000000);
+	}
+	putchar('\n');
 	if (csv)
 		fprintf(csv, "%s,%s,%s,%llu,%.3f,%.2f,%.4f\n", kind, op, proto_dtype_name(dtype),
 			(unsigned long long)n, us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0);
@@ -465,6 +484,7 @@ int main(int argc, char **argv)
 		{ "reduce-only", no_argument, NULL, 'R' },
 		{ "scan-only", no_argument, NULL, 'S' },
 		{ "pcie", no_argument, NULL, 'P' },
+		{ "times", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -487,6 +507,7 @@ int main(int argc, char **argv)
 		case 'R': o.scan = false; break;
 		case 'S': o.reduce = false; break;
 		case 'P': o.pcie = true; break;
+		case 'T': o.times = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -495,6 +516,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	print_times = o.times;
 	struct gpu_config config = { .verbose = true };
 	struct gpu *gpu;
 	char err[512];
