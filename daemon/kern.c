@@ -220,8 +220,8 @@ static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 
 /* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for
  * the single pass over device memory in the build with subgroup operations, chunked tiles of
- * KERN_CHUNK_ROWS vectors per invocation (CHUNK_ROWS in scan_chained.comp; both come from
- * scan_chunk_rows in shaders/meson.build). */
+ * KERN_CHUNK_ROWS vectors per invocation (CHUNK_ROWS in scan_chained.comp; both come from the
+ * meson option scan_chunk_rows). */
 static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t per_vec = 16 / dtype_size(job->dtype);
