@@ -208,10 +208,19 @@ def life_stalled(c, rng, deadline):
     xs = list(range(100000))  # 8 replies of 400 KB: well past output_soft_bytes (1 MiB)
     data = b"".join(msgpack.packb([0, i, "scan", ["sum", "i32", pack("i32", xs)]], use_bin_type=True)
                     for i in range(8))
-    c.sock.sendall(data)
+    try:
+        c.sock.sendall(data)
+    except ConnectionError:
+        # Closed while still sending: on a loaded machine the daemon's loop can answer the
+        # first scans and hold their replies past the soft limit for 2 s before it has read
+        # the rest of the 3.2 MB (one stalled reader in a CI run was closed, by the daemon's
+        # count, without this life seeing it).
+        bump("stalled_closed")
+        return
     # The scans must first complete (seconds on lavapipe with the machine loaded by the other
     # lives) before their replies pass the soft limit; then output_soft_seconds (2) runs.
-    end = time.monotonic() + 30
+    start = time.monotonic()
+    end = start + 60
     c.sock.settimeout(0.5)
     time.sleep(3.5)  # output_soft_seconds is 2
     while time.monotonic() < end:
@@ -224,6 +233,7 @@ def life_stalled(c, rng, deadline):
         except ConnectionError:
             bump("stalled_closed")
             return
+    print("stalled reader: not closed after %.0f s" % (time.monotonic() - start), flush=True)
 
 
 def life_shm(c, rng, deadline):
@@ -385,6 +395,8 @@ def main():
         check(COUNT["exceptions"] == 0, "no client failed (%d)" % COUNT["exceptions"])
         check(COUNT["stalled_closed"] == COUNT["stalled"], "stalled readers closed by the soft limit (%d of %d)" % (
             COUNT["stalled_closed"], COUNT["stalled"]))
+        check(stats["slow_reader_closes"] == COUNT["stalled"], "the daemon closed the stalled readers, no other "
+              "(%d closes, %d stalled)" % (stats["slow_reader_closes"], COUNT["stalled"]))
         # memory_bytes counts the part of this very stats reply packed before it (< 4 KiB).
         check(stats["connections"] == 1 and stats["regions"] == 0 and stats["memory_bytes"] < 4096,
               "nothing left: connections %d, regions %d, memory %d" % (
