@@ -201,9 +201,11 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 {
 	if (info->scan_single_pass || info->scan_reduce_then_scan)
 		return info->scan_single_pass;
-	/* H200, 2^28 (run S6-7): 32-bit integers 756-760 us single-pass against 846-852 us, f32
-	 * sum and prod 759-760 against 848. Float min/max (their order-key comparisons) and the
-	 * 64-bit types were slower single-pass: 1433-5248 and 1875-6235 against 1004 and 1775-1810. */
+	/* H200, 2^28: 32-bit integers 695-711 us single-pass (runs S7-3, S7-6) against 846-852
+	 * us reduce-then-scan (S6-7), f32 sum and prod 704-705 against 848. Float min/max (their
+	 * order-key comparisons) and the 64-bit types were slower single-pass in S6-7: 1433-5248
+	 * and 1875-6235 against 1004 and 1775-1810, measured before the held tile (session 7)
+	 * removed the second pass over the output; not yet re-measured. */
 	bool fast = dtype_size(dtype) == 4 &&
 		    (dtype != VKR_DTYPE_F32 || op == VKR_OP_SUM || op == VKR_OP_PROD);
 	return info->scan_chunked && fast;

@@ -110,7 +110,7 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index);
 
 /* Whether a scan of device memory of this op and dtype runs single-pass: VKR_SCAN=single-pass,
  * or by default where the device has chunked tiles and they measured faster than
- * reduce-then-scan on the H200 (docs/BENCHMARKS.md, session 6). gpu.c builds those pipelines
+ * reduce-then-scan on the H200 (docs/BENCHMARKS.md, sessions 6 and 7). gpu.c builds those pipelines
  * only; kern.c runs them where they were built. */
 bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
