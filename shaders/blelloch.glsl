@@ -19,7 +19,7 @@ void blelloch_upsweep(uint lid)
 		if (lid < d) {
 			uint ai = PAD(offset * (2u * lid + 1u) - 1u);
 			uint bi = PAD(offset * (2u * lid + 2u) - 1u);
-			temp[bi] = op(temp[ai], temp[bi]);
+			temp[bi] = scan_op(temp[ai], temp[bi]);
 		}
 		offset <<= 1u;
 	}
@@ -32,7 +32,7 @@ void blelloch_downsweep(uint lid)
 {
 	barrier(); // every invocation has read the root
 	if (lid == 0u)
-		temp[PAD(SLOTS - 1u)] = NEUTRAL;
+		temp[PAD(SLOTS - 1u)] = SCAN_NEUTRAL;
 	uint offset = SLOTS;
 	for (uint d = 1u; d < SLOTS; d <<= 1u) {
 		offset >>= 1u;
@@ -42,7 +42,7 @@ void blelloch_downsweep(uint lid)
 			uint bi = PAD(offset * (2u * lid + 2u) - 1u);
 			T left = temp[ai];
 			temp[ai] = temp[bi];
-			temp[bi] = op(temp[bi], left); // prefix before the subtree, then its left half
+			temp[bi] = scan_op(temp[bi], left); // prefix before the subtree, then its left half
 		}
 	}
 	barrier();

@@ -18,9 +18,10 @@
 // instruction of the workgroup covers 4 KiB), the reduce pass folds them as they come, and
 // the apply pass hands them to their slots' owners through shared memory, half a tile at a
 // time (8 KiB), and writes its output back the same way. On the H200 (session 4, runs 6 and
-// 8, 2^28): f32/i32 sum 923 -> 851 us, f64 sum 2463 -> 1773 us; but float min/max, whose
-// order-key comparisons (EXACT_COMPARE) need more registers, got slower with rows (f32 max
-// 1008 -> 1214 us, f64 max 2553 -> 2724 us), so they keep the slot loads.
+// 8, 2^28): f32/i32 sum 923 -> 851 us, f64 sum 2463 -> 1773 us. Float min/max got slower
+// with rows then (f32 max 1008 -> 1214 us, f64 max 2553 -> 2724 us), when each combination
+// compared order keys; they now combine keys held from the load on (common.glsl), as
+// integers do.
 
 #include "common.glsl"
 
@@ -43,11 +44,7 @@ layout(push_constant, scalar) uniform Params {
 #include "scan_tile.glsl"
 #include "tile_scan.glsl"
 
-#if EXACT_COMPARE
-const bool COALESCED = OP != 2u && OP != 3u; // not min or max
-#else
 const bool COALESCED = true;
-#endif
 #define ROW_VECS (SLOTS * SLOT_VECS / WG_SIZE) // a tile's vectors per invocation, in rows
 #define HALF_VECS (SLOTS / 2u * SLOT_VECS)     // the vectors of half a tile
 // Sized by specialization: the kernels that do not stage reserve no shared memory for it.
@@ -65,7 +62,7 @@ void load_rows(uint t, uint lid, out VT x[ROW_VECS])
 	Vecs vecs = Vecs(pc.src);
 	uint base = t * (TILE / VEC);
 	for (uint k = 0u; k < ROW_VECS; k++)
-		x[k] = vecs.v[base + k * WG_SIZE + lid];
+		x[k] = scan_in_vec(vecs.v[base + k * WG_SIZE + lid]);
 }
 
 // Two partial folds of tile t which, over the workgroup, cover each of its elements once:
@@ -89,9 +86,9 @@ void fold_tile(uint t, uint lid, out T s0, out T s1)
 	for (uint half_ = 0u; half_ < 2u; half_++) {
 		T v = x[2u * half_][0];
 		for (uint c = 1u; c < VEC; c++)
-			v = op(v, x[2u * half_][c]);
+			v = scan_op(v, x[2u * half_][c]);
 		for (uint c = 0u; c < VEC; c++)
-			v = op(v, x[2u * half_ + 1u][c]);
+			v = scan_op(v, x[2u * half_ + 1u][c]);
 		h[half_] = v;
 	}
 	s0 = h[0];
@@ -160,11 +157,11 @@ void main()
 #if defined(TILE_BLELLOCH)
 		// A plain tree is enough for a total: sequential addressing over 256 entries.
 		barrier(); // the previous tile's reads of temp are done
-		temp[lid] = op(s0, s1);
+		temp[lid] = scan_op(s0, s1);
 		for (uint k = WG_SIZE / 2u; k > 0u; k >>= 1u) {
 			barrier();
 			if (lid < k)
-				temp[lid] = op(temp[lid], temp[lid + k]);
+				temp[lid] = scan_op(temp[lid], temp[lid + k]);
 		}
 		if (lid == 0u)
 			totals.v[t] = temp[0];
@@ -176,15 +173,15 @@ void main()
 #endif
 	}
 #elif defined(KERNEL_SCAN_TOTALS)
-	T carry = NEUTRAL;
+	T carry = SCAN_NEUTRAL;
 	for (uint base = 0u; base < pc.tiles; base += SLOTS * TOTALS_PER_SLOT) {
 		T vals[2][TOTALS_PER_SLOT], sums[2], state[2], ex[2];
 		for (uint h = 0u; h < 2u; h++) {
 			uint first = base + (lid + h * 256u) * TOTALS_PER_SLOT;
-			T s = NEUTRAL;
+			T s = SCAN_NEUTRAL;
 			for (uint j = 0u; j < TOTALS_PER_SLOT; j++) {
-				vals[h][j] = first + j < pc.tiles ? totals.v[first + j] : NEUTRAL;
-				s = op(s, vals[h][j]);
+				vals[h][j] = first + j < pc.tiles ? totals.v[first + j] : SCAN_NEUTRAL;
+				s = scan_op(s, vals[h][j]);
 			}
 			sums[h] = s;
 		}
@@ -192,13 +189,13 @@ void main()
 		tile_downsweep(lid, state, ex);
 		for (uint h = 0u; h < 2u; h++) {
 			uint first = base + (lid + h * 256u) * TOTALS_PER_SLOT;
-			T p = op(carry, ex[h]);
+			T p = scan_op(carry, ex[h]);
 			for (uint j = 0u; j < TOTALS_PER_SLOT && first + j < pc.tiles; j++) {
 				totals.v[first + j] = p;
-				p = op(p, vals[h][j]);
+				p = scan_op(p, vals[h][j]);
 			}
 		}
-		carry = op(carry, block_total); // the next block's tile_upsweep starts with a barrier
+		carry = scan_op(carry, block_total); // the next block's tile_upsweep starts with a barrier
 	}
 #elif defined(KERNEL_SCAN_APPLY)
 	for (uint t = gl_WorkGroupID.x; t < pc.tiles; t += gl_NumWorkGroups.x) {
@@ -207,7 +204,7 @@ void main()
 		T carry = totals.v[t];
 		tile_upsweep(lid, fold_slot(vals[0]), fold_slot(vals[1]), state);
 		tile_downsweep(lid, state, ex); // the next tile's tile_upsweep starts with a barrier
-		T prefix[2] = { op(carry, ex[0]), op(carry, ex[1]) };
+		T prefix[2] = { scan_op(carry, ex[0]), scan_op(carry, ex[1]) };
 		store_tile(t, lid, prefix, vals);
 	}
 #else

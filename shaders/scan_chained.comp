@@ -132,7 +132,7 @@ void load_tile(uint lid, uint t, out T vals[2][ITEMS])
 		for (uint k = 0u; k < SLOT_VECS; k++) {
 			VT v = s_stage[(lid + h * 256u) * SLOT_VECS + k];
 			for (uint c = 0u; c < VEC; c++)
-				vals[h][k * VEC + c] = v[c];
+				vals[h][k * VEC + c] = scan_in(v[c]);
 		}
 }
 
@@ -192,7 +192,10 @@ shared T s_chunk[WG_SIZE / MIN_SUBGROUP];       // the subgroups' totals
 // x from lane src.
 T shuffle_from(T x, uint src)
 {
-#if defined(DTYPE_F64)
+#if defined(DTYPE_F32)
+	// As bits, for the keys a scan of min or max may hold (shuffle_up, tile_scan.glsl).
+	return uintBitsToFloat(subgroupShuffle(floatBitsToUint(x), src));
+#elif defined(DTYPE_F64)
 	return packDouble2x32(subgroupShuffle(unpackDouble2x32(x), src));
 #elif defined(DTYPE_I64)
 	return int64_t(packUint2x32(subgroupShuffle(unpackUint2x32(uint64_t(x)), src)));
@@ -215,11 +218,11 @@ VT load_row(uint t, uint r)
 {
 	uint v = chunk_vec(t, r), base = v * VEC;
 	if (pc.vec_ok != 0u && base + VEC <= pc.n)
-		return Vecs(pc.src).v[v];
+		return scan_in_vec(Vecs(pc.src).v[v]);
 	Elems src = Elems(pc.src);
 	VT x;
 	[[unroll]] for (uint c = 0u; c < VEC; c++)
-		x[c] = base + c < pc.n ? src.v[base + c] : NEUTRAL;
+		x[c] = base + c < pc.n ? scan_in(src.v[base + c]) : SCAN_NEUTRAL;
 	return x;
 }
 
@@ -227,7 +230,7 @@ T fold_vec(VT x)
 {
 	T s = x[0];
 	[[unroll]] for (uint c = 1u; c < VEC; c++)
-		s = op(s, x[c]);
+		s = scan_op(s, x[c]);
 	return s;
 }
 
@@ -235,7 +238,7 @@ T fold_vec(VT x)
 T carry_row(uint r, T carry, T incl)
 {
 	T row_total = shuffle_from(incl, gl_SubgroupSize - 1u);
-	return r == 0u ? row_total : op(carry, row_total);
+	return r == 0u ? row_total : scan_op(carry, row_total);
 }
 
 // The tile's total from the subgroups' chunk totals (left fold in subgroup order); prefix
@@ -252,7 +255,7 @@ T chunks_total(T chunk_total, out T prefix)
 	for (uint g = 1u; g < gl_NumSubgroups; g++) {
 		if (g == gl_SubgroupID)
 			prefix = total;
-		total = op(total, s_chunk[g]);
+		total = scan_op(total, s_chunk[g]);
 	}
 	barrier();
 	return total;
@@ -261,7 +264,7 @@ T chunks_total(T chunk_total, out T prefix)
 // A chunked tile's aggregate, in the owner's shape, loaded row by row.
 T chunk_aggregate(uint m)
 {
-	T carry = NEUTRAL, ignored;
+	T carry = SCAN_NEUTRAL, ignored;
 	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 		carry = carry_row(r, carry, subgroup_inclusive(fold_vec(load_row(m, r))));
 	return chunks_total(carry, ignored);
@@ -276,17 +279,16 @@ void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
 	T p = prefix;
 	[[unroll]] for (uint c = 0u; c < VEC; c++) {
 		if (EXCLUSIVE) {
-			out_vals[c] = has ? p : NEUTRAL;
-			p = has ? op(p, x[c]) : x[c];
+			out_vals[c] = has ? p : SCAN_NEUTRAL;
+			p = has ? scan_op(p, x[c]) : x[c];
 		} else {
-			p = has ? op(p, x[c]) : x[c];
+			p = has ? scan_op(p, x[c]) : x[c];
 			out_vals[c] = p;
 		}
 		has = true;
 	}
-	if (has_excl)
-		[[unroll]] for (uint c = 0u; c < VEC; c++)
-			out_vals[c] = op(excl, out_vals[c]);
+	[[unroll]] for (uint c = 0u; c < VEC; c++)
+		out_vals[c] = scan_out(has_excl ? scan_op(excl, out_vals[c]) : out_vals[c]);
 	uint v = chunk_vec(t, r), base = v * VEC;
 	if (pc.vec_ok != 0u && base + VEC <= pc.n) {
 		VT y;
@@ -302,7 +304,7 @@ void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
 
 #else
 const bool CHUNKED = false;
-T chunk_aggregate(uint m) { return NEUTRAL; }
+T chunk_aggregate(uint m) { return SCAN_NEUTRAL; }
 #endif
 
 uint blocks() { return (pc.tiles + BLOCK - 1u) / BLOCK; }
@@ -337,7 +339,7 @@ void publish(uint entry, T value)
 uint read_entry(uint entry, out T value)
 {
 	uint state = Flags(pc.states).v[entry];
-	value = NEUTRAL;
+	value = SCAN_NEUTRAL;
 	if (state != 0u) {
 		memoryBarrierBuffer(); // the value was stored before the state
 		value = Values(pc.values).v[entry];
@@ -383,7 +385,7 @@ T tree_fold(uint lid, uint count)
 {
 	for (uint k = 1u; k < count; k <<= 1u) {
 		if ((lid & (2u * k - 1u)) == 0u && lid + k < count)
-			s_vals[lid] = op(s_vals[lid], s_vals[lid + k]);
+			s_vals[lid] = scan_op(s_vals[lid], s_vals[lid + k]);
 		barrier();
 	}
 	T v = s_vals[0];
@@ -395,7 +397,7 @@ T tree_fold(uint lid, uint count)
 T block_aggregate(uint lid)
 {
 	T last = s_vals[BLOCK - 1u];
-	return op(tree_fold(lid, BLOCK - 1u), last);
+	return scan_op(tree_fold(lid, BLOCK - 1u), last);
 }
 
 // Appends s_vals[0, count) to s_fold, the farthest (highest lane) first: the left fold, in
@@ -405,7 +407,7 @@ void fold_in_order(uint lid, uint count)
 	if (lid == 0u) {
 		T x = s_fold;
 		for (uint j = count; j > 0u; j--)
-			x = op(x, s_vals[j - 1u]);
+			x = scan_op(x, s_vals[j - 1u]);
 		s_fold = x;
 	}
 	barrier();
@@ -452,10 +454,10 @@ T look_back(uint lid, uint tile, T total)
 {
 	uint block = tile / BLOCK, first = block * BLOCK, count = tile - first;
 	bool tiles_done = count == 0u, blocks_done = block == 0u;
-	T inner = NEUTRAL, q = NEUTRAL, block_total = total;
+	T inner = SCAN_NEUTRAL, q = SCAN_NEUTRAL, block_total = total;
 	uint window = 0u; // windows [0, window) closer to the block hold block aggregates only
 	uint waited_tiles = 0u, waited_blocks = 0u;
-	T tile_value = NEUTRAL, aggregate = NEUTRAL, prefix = NEUTRAL;
+	T tile_value = SCAN_NEUTRAL, aggregate = SCAN_NEUTRAL, prefix = SCAN_NEUTRAL;
 	uint tile_state = lid < count ? 0u : AGGREGATE;
 	uint aggregate_state = 0u, prefix_state = 0u;
 	uint read_window = ~0u; // the window this lane's block entries belong to
@@ -506,7 +508,7 @@ T look_back(uint lid, uint tile, T total)
 			inner = tree_fold(lid, count);
 			tiles_done = true;
 			if (count == BLOCK - 1u) {
-				block_total = op(inner, total);
+				block_total = scan_op(inner, total);
 				if (lid == 0u)
 					publish(block_aggregate_entry(block), block_total);
 			}
@@ -520,7 +522,7 @@ T look_back(uint lid, uint tile, T total)
 				s_fold = s_vals[nearest];
 			fold_in_order(lid, nearest);
 			for (uint w = window; w > 0u; w--) {
-				T value = NEUTRAL;
+				T value = SCAN_NEUTRAL;
 				if (lid < BLOCK_WINDOW)
 					read_entry(block_aggregate_entry(block - ((w - 1u) * BLOCK_WINDOW + lid + 1u)),
 						   value);
@@ -553,10 +555,10 @@ T look_back(uint lid, uint tile, T total)
 		}
 	}
 	if (block > 0u && count == BLOCK - 1u && lid == 0u)
-		publish(block_prefix_entry(block), op(q, block_total));
+		publish(block_prefix_entry(block), scan_op(q, block_total));
 	if (block == 0u)
 		return inner;
-	return count > 0u ? op(q, inner) : q;
+	return count > 0u ? scan_op(q, inner) : q;
 }
 
 void main()
@@ -578,7 +580,7 @@ void main()
 			x[r] = load_row(tile, r);
 		// Each row's inclusive scan across the subgroup, and the chunk's total: the shape
 		// chunk_aggregate computes for a fallback.
-		T incl[CHUNK_ROWS], carry = NEUTRAL, chunk_prefix;
+		T incl[CHUNK_ROWS], carry = SCAN_NEUTRAL, chunk_prefix;
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 			incl[r] = subgroup_inclusive(fold_vec(x[r]));
 			carry = carry_row(r, carry, incl[r]);
@@ -595,7 +597,7 @@ void main()
 		// Each element's output is op(excl, its scan in the tile): the shape does not
 		// depend on how the look-back found excl.
 		bool has_excl = tile > 0u;
-		T excl = has_excl ? look_back(lid, tile, total) : NEUTRAL;
+		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
 		uint lane = gl_SubgroupInvocationID;
 		bool has = gl_SubgroupID > 0u;
 		T run = chunk_prefix; // everything in the tile before this row of the chunk
@@ -605,8 +607,8 @@ void main()
 			if (lane == 0u)
 				store_row(tile, r, has, run, x[r], has_excl, excl);
 			else
-				store_row(tile, r, true, has ? op(run, before) : before, x[r], has_excl, excl);
-			run = has ? op(run, row_total) : row_total;
+				store_row(tile, r, true, has ? scan_op(run, before) : before, x[r], has_excl, excl);
+			run = has ? scan_op(run, row_total) : row_total;
 			has = true;
 		}
 		return;
@@ -630,8 +632,8 @@ void main()
 	T slot_prefix[2];
 	tile_downsweep(lid, state, slot_prefix);
 
-	T excl = tile == 0u ? NEUTRAL : look_back(lid, tile, total);
+	T excl = tile == 0u ? SCAN_NEUTRAL : look_back(lid, tile, total);
 
-	T prefix[2] = { op(excl, slot_prefix[0]), op(excl, slot_prefix[1]) };
+	T prefix[2] = { scan_op(excl, slot_prefix[0]), scan_op(excl, slot_prefix[1]) };
 	store_tile(lid, tile, prefix, vals);
 }

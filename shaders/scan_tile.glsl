@@ -2,7 +2,8 @@
 // two scans. A tile is 512 slots of ITEMS consecutive elements; invocation lid owns slots
 // lid and lid + 256. Whole slots move as 16-byte vectors when the push constants say src
 // and dst are 16-byte aligned (pc.vec_ok); the last, partial slot element by element.
-// Requires pc.src, pc.dst, pc.n and pc.vec_ok.
+// Elements enter the scan's representation as they are loaded (scan_in, common.glsl) and
+// leave it as they are stored (scan_out). Requires pc.src, pc.dst, pc.n and pc.vec_ok.
 
 #define SLOTS 512u
 #define SLOT_VECS 2u               // 16-byte vectors per slot
@@ -19,12 +20,12 @@ void load_slot(uint tile, uint slot, out T vals[ITEMS])
 		for (uint k = 0u; k < SLOT_VECS; k++) {
 			VT x = vecs.v[base / VEC + k];
 			for (uint c = 0u; c < VEC; c++)
-				vals[k * VEC + c] = x[c];
+				vals[k * VEC + c] = scan_in(x[c]);
 		}
 	} else {
 		Elems src = Elems(pc.src);
 		for (uint j = 0u; j < ITEMS; j++)
-			vals[j] = base + j < pc.n ? src.v[base + j] : NEUTRAL;
+			vals[j] = base + j < pc.n ? scan_in(src.v[base + j]) : SCAN_NEUTRAL;
 	}
 }
 
@@ -32,21 +33,22 @@ T fold_slot(T vals[ITEMS])
 {
 	T s = vals[0];
 	for (uint j = 1u; j < ITEMS; j++)
-		s = op(s, vals[j]);
+		s = scan_op(s, vals[j]);
 	return s;
 }
 
-// A slot's scan given the prefix of everything before it: inclusive, or exclusive.
+// A slot's scan given the prefix of everything before it: inclusive, or exclusive; as
+// values, ready to store (scan_out).
 void scan_slot(T prefix, T vals[ITEMS], bool exclusive, out T out_vals[ITEMS])
 {
 	T p = prefix;
 	for (uint j = 0u; j < ITEMS; j++) {
 		if (exclusive) {
-			out_vals[j] = p;
-			p = op(p, vals[j]);
+			out_vals[j] = scan_out(p);
+			p = scan_op(p, vals[j]);
 		} else {
-			p = op(p, vals[j]);
-			out_vals[j] = p;
+			p = scan_op(p, vals[j]);
+			out_vals[j] = scan_out(p);
 		}
 	}
 }

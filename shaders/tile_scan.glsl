@@ -48,8 +48,8 @@ T tile_upsweep(uint me, T a, T b, out T state[2])
 	temp[PAD(me)] = a;
 	temp[PAD(me + 256u)] = b;
 	blelloch_upsweep(me);
-	state[0] = NEUTRAL;
-	state[1] = NEUTRAL;
+	state[0] = SCAN_NEUTRAL;
+	state[1] = SCAN_NEUTRAL;
 	return temp[PAD(SLOTS - 1u)];
 }
 
@@ -77,7 +77,11 @@ uint tile_lane() { return gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocatio
 // x from the lane d below (undefined in lanes below d).
 T shuffle_up(T x, uint d)
 {
-#if defined(DTYPE_F64)
+#if defined(DTYPE_F32)
+	// As bits: a scan of keyed min/max holds keys there, and a shuffle is not among the
+	// instructions that must keep a subnormal pattern.
+	return uintBitsToFloat(subgroupShuffleUp(floatBitsToUint(x), d));
+#elif defined(DTYPE_F64)
 	return packDouble2x32(subgroupShuffleUp(unpackDouble2x32(x), d));
 #elif defined(DTYPE_I64)
 	return int64_t(packUint2x32(subgroupShuffleUp(unpackUint2x32(uint64_t(x)), d)));
@@ -96,7 +100,7 @@ T subgroup_inclusive(T x)
 	for (uint d = 1u; d < gl_SubgroupSize; d <<= 1u) {
 		T y = shuffle_up(x, d);
 		if (lane >= d)
-			x = op(y, x);
+			x = scan_op(y, x);
 	}
 	return x;
 }
@@ -111,8 +115,8 @@ T tile_upsweep(uint me, T a, T b, out T state[2])
 	for (uint d = 1u; d < size; d <<= 1u) {
 		T ya = shuffle_up(a, d), yb = shuffle_up(b, d);
 		if (lane >= d) {
-			a = op(ya, a);
-			b = op(yb, b);
+			a = scan_op(ya, a);
+			b = scan_op(yb, b);
 		}
 	}
 	state[0] = shuffle_up(a, 1u); // lane 0: undefined, never used
@@ -129,19 +133,19 @@ T tile_upsweep(uint me, T a, T b, out T state[2])
 		uint count = 2u * groups;
 		uint per = (count + size - 1u) / size;
 		uint first = min(lane * per, count), end = min(first + per, count);
-		T x = NEUTRAL;
+		T x = SCAN_NEUTRAL;
 		if (first < end) {
 			x = s_part[first];
 			for (uint j = first + 1u; j < end; j++)
-				x = op(x, s_part[j]);
+				x = scan_op(x, s_part[j]);
 		}
 		x = subgroup_inclusive(x);
 		T p = shuffle_up(x, 1u); // everything before this lane's run (lane 0: nothing)
 		bool has_p = lane > 0u;
 		for (uint j = first; j < end; j++) {
 			T t = s_part[j];
-			s_part[j] = has_p ? p : NEUTRAL;
-			p = has_p ? op(p, t) : t;
+			s_part[j] = has_p ? p : SCAN_NEUTRAL;
+			p = has_p ? scan_op(p, t) : t;
 			has_p = true;
 		}
 		if (first < end && end == count)
@@ -158,8 +162,8 @@ void tile_downsweep(uint me, T state[2], out T ex[2])
 	uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID;
 	T pa = s_part[sg], pb = s_part[gl_NumSubgroups + sg];
 	// Slot 0's prefix is the neutral (pa of subgroup 0); nothing is combined with it.
-	ex[0] = lane == 0u ? pa : sg == 0u ? state[0] : op(pa, state[0]);
-	ex[1] = lane == 0u ? pb : op(pb, state[1]);
+	ex[0] = lane == 0u ? pa : sg == 0u ? state[0] : scan_op(pa, state[0]);
+	ex[1] = lane == 0u ? pb : scan_op(pb, state[1]);
 }
 
 #endif
