@@ -114,8 +114,10 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->dtype = dtype;
 	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
-	/* The single-pass scan packs 32-bit values with their state in 64-bit words. */
-	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED;
+	/* The single-pass scan packs 32-bit values with their state in 64-bit words; f64 scans
+	 * of min and max hold int64 keys (shaders/scan_op.glsl). */
+	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED ||
+			 (dtype == VKR_DTYPE_F64 && kernel != K_REDUCE && kernel != K_COUNT);
 }
 
 size_t kern_pipeline_count(void)
@@ -201,11 +203,11 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 {
 	if (info->scan_single_pass || info->scan_reduce_then_scan)
 		return info->scan_single_pass;
-	/* H200, 2^28: 32-bit integers 695-711 us single-pass (runs S7-3, S7-6) against 846-852
-	 * us reduce-then-scan (S6-7), f32 sum and prod 704-705 against 848. Float min/max (their
-	 * order-key comparisons) and the 64-bit types were slower single-pass in S6-7: 1433-5248
-	 * and 1875-6235 against 1004 and 1775-1810, measured before the held tile (session 7)
-	 * removed the second pass over the output; not yet re-measured. */
+	/* H200, 2^28: 32-bit integers 695-711 us single-pass (runs S7-3, S7-6, S8-2) against
+	 * 846-852 us reduce-then-scan (S6-7), f32 sum and prod 700-711 against 848. f32 min and
+	 * max, scanned in key space: 891-897 single-pass against 863-876 (S8-2, S8-3). The 64-bit
+	 * types, whose single-pass kernel takes 80 registers (64 for 32-bit): 1990-2275 against
+	 * 1775-1819 (S8-1, S8-3). */
 	bool fast = dtype_size(dtype) == 4 &&
 		    (dtype != VKR_DTYPE_F32 || op == VKR_OP_SUM || op == VKR_OP_PROD);
 	return info->scan_chunked && fast;
@@ -319,7 +321,7 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 	}
 	if (!gpu_supports_dtype(gpu, job->dtype)) {
 		snprintf(msg, msg_size, "dtype: this device (%s) has no %s support", gpu->info.name,
-			 job->dtype == VKR_DTYPE_F64 ? "shaderFloat64" : "shaderInt64");
+			 job->dtype == VKR_DTYPE_F64 ? "shaderFloat64 and shaderInt64" : "shaderInt64");
 		return -ENOTSUP;
 	}
 	if (job->n > KERN_MAX_ELEMENTS) {

@@ -28,7 +28,8 @@ spirv_execution_mode(4459, 64); // DenormPreserve, 64-bit
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_scalar_block_layout : require
 
-#if defined(DTYPE_I64) || defined(DTYPE_U64)
+// f64 too: scans of f64 min and max hold int64 keys (scan_op.glsl).
+#if defined(DTYPE_I64) || defined(DTYPE_U64) || defined(DTYPE_F64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
 
@@ -168,71 +169,4 @@ T op(T a, T b)
 
 // The operator's neutral, in one constant: op(NEUTRAL, x) == x for every x.
 #define NEUTRAL (OP == 0 ? T(0) : OP == 1 ? T(1) : OP == 2 ? POS_LIMIT : NEG_LIMIT)
-
-// Min and max by key (EXACT_COMPARE: floats on a device that may flush subnormals). Elements
-// map to their order keys once (key_elem), are combined by integer min/max (key_op) and map
-// back once (key_value), so every bit of the answer survives at the cost of a few integer
-// operations per element, not per combination. NaN maps to the extreme key, so it wins as in
-// numpy, and comes back as the quiet NaN; of two equal zeros, -0 is the smaller. Key bits
-// (KEY_BITS) never pass through float arithmetic, where their pattern could be altered.
-#if EXACT_COMPARE
-#define KEYED (OP >= 2u)
-#if defined(DTYPE_F32)
-#define KEY_BITS uint
-T value_of_bits(KEY_BITS a) { return uintBitsToFloat(a); }
-KEY_BITS bits_of(T x) { return floatBitsToUint(x); }
-KEY_BITS key_elem(T x) { return uint(is_nan(x) ? (OP == 2u ? int(0x80000000u) : 0x7fffffff) : order_key(x)); }
-KEY_BITS key_op(KEY_BITS a, KEY_BITS b) { return uint(OP == 2u ? min(int(a), int(b)) : max(int(a), int(b))); }
-T key_value(KEY_BITS k)
-{
-	int x = int(k);
-	if (x == (OP == 2u ? int(0x80000000u) : 0x7fffffff))
-		return uintBitsToFloat(0x7fc00000u);
-	return intBitsToFloat(x ^ ((x >> 31) & 0x7fffffff));
-}
-#else
-#define KEY_BITS uvec2
-T value_of_bits(KEY_BITS a) { return packDouble2x32(a); }
-KEY_BITS bits_of(T x) { return unpackDouble2x32(x); }
-// Component by component: a vector selected by a specialization constant came out wrong on
-// lavapipe (the same select on scalars is right).
-uvec2 nan_key() { return uvec2(OP == 2u ? 0u : 0xffffffffu, OP == 2u ? 0x80000000u : 0x7fffffffu); }
-KEY_BITS key_elem(T x) { return is_nan(x) ? nan_key() : uvec2(order_key(x)); }
-KEY_BITS key_op(KEY_BITS a, KEY_BITS b) { return (OP == 2u) == key_less(ivec2(a), ivec2(b)) ? a : b; }
-T key_value(KEY_BITS k)
-{
-	if (k == nan_key())
-		return packDouble2x32(uvec2(0u, 0x7ff80000u));
-	ivec2 x = ivec2(k);
-	int flip = x.y >> 31;
-	return packDouble2x32(uvec2(ivec2(x.x ^ flip, x.y ^ (flip & 0x7fffffff))));
-}
-#endif
-#else
-#define KEYED false
-#endif
-
-// The scans' view of the operator: between its loads (scan_in) and its stores (scan_out) a
-// scan of keyed min or max holds keys in T's bits, so that each of the many combinations in a
-// scan (the tile's tree, the look-back, each element's prefix) is one integer min/max. On the
-// H200 the float comparisons cost f32 min/max 1006 us against 705 for i32 (2^28,
-// reduce-then-scan), and single-pass 1733. Elsewhere these are op() itself.
-#if EXACT_COMPARE
-T scan_in(T x) { return KEYED ? value_of_bits(key_elem(x)) : x; }
-T scan_out(T x) { return KEYED ? key_value(bits_of(x)) : x; }
-T scan_op(T a, T b) { return KEYED ? value_of_bits(key_op(bits_of(a), bits_of(b))) : op(a, b); }
-#define SCAN_NEUTRAL (KEYED ? scan_in(NEUTRAL) : NEUTRAL)
-#else
-T scan_in(T x) { return x; }
-T scan_out(T x) { return x; }
-T scan_op(T a, T b) { return op(a, b); }
-#define SCAN_NEUTRAL NEUTRAL
-#endif
-VT scan_in_vec(VT x)
-{
-	VT y;
-	for (uint c = 0u; c < VEC; c++)
-		y[c] = scan_in(x[c]);
-	return y;
-}
 

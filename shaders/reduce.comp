@@ -22,14 +22,48 @@ layout(local_size_x = WG_SIZE) in;
 #define ACC_NEUTRAL 0u
 #define acc_op(a, b) ((a) + (b))
 #elif EXACT_COMPARE
-// Floats on a device that may flush subnormals: min and max fold order keys (common.glsl).
-// Accumulators of every op travel as integer bits (ACC).
-#define ACC KEY_BITS
-ACC map_elem(T x) { return KEYED ? key_elem(x) : bits_of(x); }
-ACC acc_op(ACC a, ACC b) { return KEYED ? key_op(a, b) : bits_of(op(value_of_bits(a), value_of_bits(b))); }
+// Floats on a device that may flush subnormals (common.glsl): min and max fold order keys
+// with integer min/max, so every bit of the answer survives at the cost of a few integer
+// operations per element. NaN maps to the extreme key, so it wins as in numpy, and comes back
+// as the quiet NaN; of two equal zeros, -0 is the smaller. Accumulators of every op travel as
+// integer bits (ACC), never in float registers, where a key's bit pattern could be altered.
+#define KEYED (OP >= 2u)
+#if defined(DTYPE_F32)
+#define ACC uint
+T acc_value(ACC a) { return uintBitsToFloat(a); }
+ACC acc_bits(T x) { return floatBitsToUint(x); }
+ACC key_elem(T x) { return uint(is_nan(x) ? (OP == 2u ? int(0x80000000u) : 0x7fffffff) : order_key(x)); }
+ACC key_op(ACC a, ACC b) { return uint(OP == 2u ? min(int(a), int(b)) : max(int(a), int(b))); }
+T key_value(ACC k)
+{
+	int x = int(k);
+	if (x == (OP == 2u ? int(0x80000000u) : 0x7fffffff))
+		return uintBitsToFloat(0x7fc00000u);
+	return intBitsToFloat(x ^ ((x >> 31) & 0x7fffffff));
+}
+#else
+#define ACC uvec2
+T acc_value(ACC a) { return packDouble2x32(a); }
+ACC acc_bits(T x) { return unpackDouble2x32(x); }
+// Component by component: a vector selected by a specialization constant came out wrong on
+// lavapipe (the same select on scalars is right).
+uvec2 nan_key() { return uvec2(OP == 2u ? 0u : 0xffffffffu, OP == 2u ? 0x80000000u : 0x7fffffffu); }
+ACC key_elem(T x) { return is_nan(x) ? nan_key() : uvec2(order_key(x)); }
+ACC key_op(ACC a, ACC b) { return (OP == 2u) == key_less(ivec2(a), ivec2(b)) ? a : b; }
+T key_value(ACC k)
+{
+	if (k == nan_key())
+		return packDouble2x32(uvec2(0u, 0x7ff80000u));
+	ivec2 x = ivec2(k);
+	int flip = x.y >> 31;
+	return packDouble2x32(uvec2(ivec2(x.x ^ flip, x.y ^ (flip & 0x7fffffff))));
+}
+#endif
+ACC map_elem(T x) { return KEYED ? key_elem(x) : acc_bits(x); }
+ACC acc_op(ACC a, ACC b) { return KEYED ? key_op(a, b) : acc_bits(op(acc_value(a), acc_value(b))); }
 #define ACC_NEUTRAL map_elem(NEUTRAL)
 // The bits of the value a final accumulator stands for.
-ACC result_bits(ACC r) { return KEYED ? bits_of(key_value(r)) : r; }
+ACC result_bits(ACC r) { return KEYED ? acc_bits(key_value(r)) : r; }
 #else
 #define ACC T
 #define ACC_NEUTRAL NEUTRAL

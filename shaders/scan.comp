@@ -20,10 +20,11 @@
 // time (8 KiB), and writes its output back the same way. On the H200 (session 4, runs 6 and
 // 8, 2^28): f32/i32 sum 923 -> 851 us, f64 sum 2463 -> 1773 us. Float min/max got slower
 // with rows then (f32 max 1008 -> 1214 us, f64 max 2553 -> 2724 us), when each combination
-// compared order keys; they now combine keys held from the load on (common.glsl), as
+// compared order keys; they now combine keys held from the load on (scan_op.glsl), as
 // integers do.
 
 #include "common.glsl"
+#include "scan_op.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 layout(constant_id = 1) const bool EXCLUSIVE = false;

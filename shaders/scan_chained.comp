@@ -51,6 +51,7 @@
 // lavapipe).
 
 #include "common.glsl"
+#include "scan_op.glsl"
 
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 

@@ -2,7 +2,7 @@
 // two scans. A tile is 512 slots of ITEMS consecutive elements; invocation lid owns slots
 // lid and lid + 256. Whole slots move as 16-byte vectors when the push constants say src
 // and dst are 16-byte aligned (pc.vec_ok); the last, partial slot element by element.
-// Elements enter the scan's representation as they are loaded (scan_in, common.glsl) and
+// Elements enter the scan's representation as they are loaded (scan_in, scan_op.glsl) and
 // leave it as they are stored (scan_out). Requires pc.src, pc.dst, pc.n and pc.vec_ok.
 
 #define SLOTS 512u

@@ -136,23 +136,61 @@ static void test_scan_exclusive_starts_with_neutral(void **state)
 	assert_memory_equal(got, want_prod, sizeof(got));
 }
 
-static void test_scan_min_propagates_nan_from_its_position_on(void **state)
+/* One NaN, of either sign, wins every later step of a min or max scan (inclusive and
+ * exclusive, f32 and f64), across tiles; before it the values are exact. On a device that
+ * compares by keys, NaNs of one sign order below every key and the others above
+ * (shaders/scan_op.glsl): both signs must win for both ops. */
+static void test_scan_min_max_propagate_nan_of_either_sign(void **state)
 {
 	(void)state;
-	size_t n = 5000;
-	float *x = malloc(n * sizeof(*x)), *out = malloc(n * sizeof(*out));
-	assert_non_null(x);
-	assert_non_null(out);
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)(n - i);
-	x[3000] = NAN;
-	struct host_job job = { .kind = KERN_SCAN, .op = VKR_OP_MIN, .dtype = VKR_DTYPE_F32,
-				.input = x, .n = n, .output = out };
-	harness_run(gpu, &job, 1);
-	for (size_t i = 0; i < n; i++)
-		assert_true(i < 3000 ? out[i] == (float)(n - i) : isnan(out[i]));
-	free(x);
-	free(out);
+	const size_t n = 70000, at = 40000;
+	double *x64 = malloc(n * sizeof(*x64)), *out64 = malloc(n * sizeof(*out64));
+	float *x32 = malloc(n * sizeof(*x32)), *out32 = malloc(n * sizeof(*out32));
+	assert_non_null(x64);
+	assert_non_null(out64);
+	assert_non_null(x32);
+	assert_non_null(out32);
+	for (unsigned variant = 0; variant < 16; variant++) {
+		vkr_dtype dtype = variant & 1 ? VKR_DTYPE_F64 : VKR_DTYPE_F32;
+		vkr_op op = variant & 2 ? VKR_OP_MAX : VKR_OP_MIN;
+		bool negative_nan = variant & 4, exclusive = variant & 8;
+		if (!gpu_supports_dtype(gpu, dtype))
+			continue;
+		/* A zigzag over both signs with an infinity in it, so that the prefix moves. */
+		for (size_t i = 0; i < n; i++) {
+			double v = (double)(i % 977) * (i % 2 ? -1.5 : 1.25) - 100.0;
+			if (i == 777)
+				v = op == VKR_OP_MIN ? -INFINITY : INFINITY;
+			x64[i] = v;
+			x32[i] = (float)v;
+		}
+		x64[at] = negative_nan ? -NAN : NAN;
+		x32[at] = negative_nan ? -NAN : NAN;
+		assert_true(signbit(x64[at]) == negative_nan && signbit(x32[at]) == negative_nan);
+		struct host_job job = { .kind = KERN_SCAN, .op = op, .dtype = dtype,
+					.exclusive = exclusive, .n = n };
+		job.input = dtype == VKR_DTYPE_F64 ? (const void *)x64 : (const void *)x32;
+		job.output = dtype == VKR_DTYPE_F64 ? (void *)out64 : (void *)out32;
+		harness_run(gpu, &job, 1);
+		double running = op == VKR_OP_MIN ? INFINITY : -INFINITY;
+		for (size_t i = 0; i < n; i++) {
+			double xi = dtype == VKR_DTYPE_F64 ? x64[i] : x32[i];
+			double got = dtype == VKR_DTYPE_F64 ? out64[i] : out32[i];
+			double inclusive = isnan(xi) || isnan(running) ? NAN
+					   : op == VKR_OP_MIN ? fmin(running, xi) : fmax(running, xi);
+			double want = exclusive ? running : inclusive;
+			running = inclusive;
+			if (isnan(want) != isnan(got) || (!isnan(want) && want != got))
+				fail_msg("%s scan %s%s, NaN %s at %zu: element %zu is %g, want %g",
+					 proto_dtype_name(dtype), op == VKR_OP_MIN ? "min" : "max",
+					 exclusive ? " exclusive" : "", negative_nan ? "-" : "+", at, i, got,
+					 want);
+		}
+	}
+	free(x64);
+	free(out64);
+	free(x32);
+	free(out32);
 }
 
 /* Subnormals are values, as in numpy, on a device that flushes them in float compares and
@@ -369,7 +407,7 @@ int main(void)
 		cmocka_unit_test(test_scan_min_every_dtype_size_and_kind_matches_reference),
 		cmocka_unit_test(test_scan_max_every_dtype_size_and_kind_matches_reference),
 		cmocka_unit_test(test_scan_exclusive_starts_with_neutral),
-		cmocka_unit_test(test_scan_min_propagates_nan_from_its_position_on),
+		cmocka_unit_test(test_scan_min_max_propagate_nan_of_either_sign),
 		cmocka_unit_test(test_scan_min_keeps_subnormals),
 		cmocka_unit_test(test_scan_in_place_matches_out_of_place),
 		cmocka_unit_test(test_scan_float_is_deterministic),
