@@ -837,8 +837,8 @@ bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype)
 	case VKR_DTYPE_I32:
 	case VKR_DTYPE_U32:
 		return true;
-	case VKR_DTYPE_F64: /* its scans need int64 too (kern.c) */
-		return gpu->info.shader_float64 && gpu->info.shader_int64;
+	case VKR_DTYPE_F64: /* and its scans shaderInt64 (kern_validate) */
+		return gpu->info.shader_float64;
 	case VKR_DTYPE_I64:
 	case VKR_DTYPE_U64:
 		return gpu->info.shader_int64;

@@ -91,7 +91,7 @@ void gpu_destroy(struct gpu *gpu);
 
 const struct gpu_info *gpu_get_info(const struct gpu *gpu);
 /* Whether the device can run kernels on this dtype (f64 needs shaderFloat64, 64-bit
- * integers need shaderInt64). */
+ * integers need shaderInt64; scans of f64 need shaderInt64 too, which kern_validate checks). */
 bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype);
 /* Writes the pipeline cache to path atomically (temporary file + rename). 0 or -errno. */
 int gpu_save_pipeline_cache(struct gpu *gpu, const char *path);

@@ -115,7 +115,8 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
 	/* The single-pass scan packs 32-bit values with their state in 64-bit words; f64 scans
-	 * of min and max hold int64 keys (shaders/scan_op.glsl). */
+	 * of min and max hold int64 keys (shaders/scan_op.glsl: every f64 scan module declares
+	 * them, the operator being a specialization constant). */
 	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED ||
 			 (dtype == VKR_DTYPE_F64 && kernel != K_REDUCE && kernel != K_COUNT);
 }
@@ -321,7 +322,12 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 	}
 	if (!gpu_supports_dtype(gpu, job->dtype)) {
 		snprintf(msg, msg_size, "dtype: this device (%s) has no %s support", gpu->info.name,
-			 job->dtype == VKR_DTYPE_F64 ? "shaderFloat64 and shaderInt64" : "shaderInt64");
+			 job->dtype == VKR_DTYPE_F64 ? "shaderFloat64" : "shaderInt64");
+		return -ENOTSUP;
+	}
+	if (job->kind == KERN_SCAN && job->dtype == VKR_DTYPE_F64 && !gpu->info.shader_int64) {
+		snprintf(msg, msg_size, "dtype: scans of f64 need shaderInt64, which this device (%s) lacks",
+			 gpu->info.name);
 		return -ENOTSUP;
 	}
 	if (job->n > KERN_MAX_ELEMENTS) {

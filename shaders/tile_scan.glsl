@@ -7,8 +7,8 @@
 //   tile_downsweep(me, state, ex);             // ex[0], ex[1]: their exclusive prefixes
 //
 // The build without TILE_BLELLOCH scans with subgroup shuffles: each subgroup scans its
-// invocations' values by Hillis-Steele (log2(subgroup size) shuffle steps, op() on every step,
-// so any operator works, key-compared min/max included); the subgroups' totals go to shared
+// invocations' values by Hillis-Steele (log2(subgroup size) shuffle steps, scan_op() on every
+// step, so any operator works); the subgroups' totals go to shared
 // memory; after one barrier the first subgroup scans them (serially in runs of consecutive
 // totals, then across its lanes the same way); after a second barrier each invocation applies
 // its subgroup's prefix. The two halves (slots 0..255 and 256..511) are scanned side by side,
@@ -31,8 +31,9 @@
 // The TILE_BLELLOCH build runs the Blelloch up-sweep and down-sweep of blelloch.glsl instead.
 // It is what gpu.c picks by default: on the H200 the shuffles were no faster for
 // reduce-then-scan, and slower for f64 max (2839 against 2532 us at 2^28). A likely reason, not
-// measured: Hillis-Steele is not work-efficient. Each invocation waits through op() 2 log2(32)
-// = 10 times here, against about 4 in the tree, and a key-compared 64-bit min/max costs far
+// measured: Hillis-Steele is not work-efficient. Each invocation waits through the operator
+// 2 log2(32) = 10 times here, against about 4 in the tree, and a 64-bit min/max then compared
+// order keys at every step (scans hold keys since session 8, scan_op.glsl), which cost far
 // more than a barrier; the subgroup scan needs VKR_SCAN_TILE=subgroup.
 
 #if defined(TILE_BLELLOCH)
