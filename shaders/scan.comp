@@ -13,7 +13,7 @@
 // tile count fits the device's workgroup-count limit.
 //
 // Coalesced tiles. An invocation's slots are 32 contiguous bytes, so a warp-wide load of
-// slot vectors touches every other 16 bytes of 1 KiB. Where COALESCED (below), whole tiles
+// slot vectors touches every other 16 bytes of 1 KiB. Whole, aligned tiles (coalesced_tile)
 // are read as rows instead (invocation lid takes vectors lid, lid + 256, ...: each load
 // instruction of the workgroup covers 4 KiB), the reduce pass folds them as they come, and
 // the apply pass hands them to their slots' owners through shared memory, half a tile at a
@@ -45,16 +45,13 @@ layout(push_constant, scalar) uniform Params {
 #include "scan_tile.glsl"
 #include "tile_scan.glsl"
 
-const bool COALESCED = true;
 #define ROW_VECS (SLOTS * SLOT_VECS / WG_SIZE) // a tile's vectors per invocation, in rows
 #define HALF_VECS (SLOTS / 2u * SLOT_VECS)     // the vectors of half a tile
-// Sized by specialization: the kernels that do not stage reserve no shared memory for it.
-const uint STAGE_VECS = COALESCED ? HALF_VECS : 1u;
-shared VT s_stage[STAGE_VECS];
+shared VT s_stage[HALF_VECS];
 
 bool coalesced_tile(uint t)
 {
-	return COALESCED && pc.vec_ok != 0u && (t + 1u) * TILE <= pc.n;
+	return pc.vec_ok != 0u && (t + 1u) * TILE <= pc.n;
 }
 
 // Whole tile t as rows: x[k] holds the tile's vector k * 256 + lid.
