@@ -205,13 +205,14 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 	if (info->scan_single_pass || info->scan_reduce_then_scan)
 		return info->scan_single_pass;
 	/* H200, 2^28: 32-bit integers 695-711 us single-pass (runs S7-3, S7-6, S8-2) against
-	 * 846-852 us reduce-then-scan (S6-7), f32 sum and prod 700-711 against 848. f32 min and
-	 * max, scanned in key space: 891-897 single-pass against 863-876 (S8-2, S8-3). The 64-bit
-	 * types, whose single-pass kernel takes 80 registers (64 for 32-bit): 1990-2275 against
-	 * 1775-1819 (S8-1, S8-3). */
-	bool fast = dtype_size(dtype) == 4 &&
-		    (dtype != VKR_DTYPE_F32 || op == VKR_OP_SUM || op == VKR_OP_PROD);
-	return info->scan_chunked && fast;
+	 * 846-852 us reduce-then-scan (S6-7), f32 sum and prod 700-711 against 848. 64-bit types,
+	 * since each look-back entry is read in one round trip (S9-1): sums and f64 prod
+	 * 1525-1550 against 1777-1798, i64 and u64 prod 1767-1771 against 1812, min and max
+	 * 1698-1711 against 1807. Float min and max, scanned in key space, stay on
+	 * reduce-then-scan: f32 891-897 against 863-876 (S8-2, S8-3), f64 2318 against 1819. */
+	bool float_min_max = (dtype == VKR_DTYPE_F32 || dtype == VKR_DTYPE_F64) &&
+			     (op == VKR_OP_MIN || op == VKR_OP_MAX);
+	return info->scan_chunked && !float_min_max;
 }
 
 /* The single-pass scan where kern_device_scan_single_pass() says, or the job reads or writes
@@ -241,26 +242,24 @@ static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
 	return (job->n + tile - 1) / tile;
 }
 
-/* Single-pass scratch (scan_chained.comp): the tile counter; a state per entry (the tiles,
- * then the aggregates of blocks of SCAN_BLOCK tiles, then their inclusive prefixes), which for
- * 32-bit types is one 64-bit word holding the value too; then, for 64-bit types, the values.
- * The counter and the states are zeroed before the scan. */
+/* Single-pass scratch (scan_chained.comp): the tile counter, then an entry for each tile, for
+ * the aggregate of each block of SCAN_BLOCK tiles and for each block's inclusive prefix. An
+ * entry is one 64-bit word per 32 bits of the value, each holding a state and those 32 bits,
+ * so that a look-back reads an entry in one round trip. All of it is zeroed before the scan. */
 #define SCAN_BLOCK 256u
 struct chained_layout {
-	uint64_t counter, states, values, zero_words, end;
+	uint64_t counter, states, zero_words, end;
 };
 
 static struct chained_layout chained_layout(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t tiles = scan_tiles(gpu, job);
 	uint64_t entries = tiles + 2 * ((tiles + SCAN_BLOCK - 1) / SCAN_BLOCK);
-	bool packed = dtype_size(job->dtype) == 4;
 	struct chained_layout l;
 	l.counter = 0;
 	l.states = 16;
-	l.values = l.states + align16(entries * (packed ? 8 : 4));
-	l.zero_words = l.values / 4;
-	l.end = l.values + (packed ? 0 : align16(entries * 8));
+	l.end = l.states + align16(entries * 8 * (dtype_size(job->dtype) / 4));
+	l.zero_words = l.end / 4;
 	return l;
 }
 
@@ -368,7 +367,7 @@ struct scan_params {
 };
 
 struct chained_params {
-	uint32_t src[2], dst[2], counter[2], states[2], values[2];
+	uint32_t src[2], dst[2], counter[2], states[2];
 	uint32_t n, tiles, vec_ok, patience;
 };
 
@@ -467,7 +466,6 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	split(p.dst, job->dst);
 	split(p.counter, job->scratch + l.counter);
 	split(p.states, job->scratch + l.states);
-	split(p.values, job->scratch + l.values);
 	p.n = (uint32_t)job->n;
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;

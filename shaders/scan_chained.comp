@@ -65,8 +65,6 @@ layout(constant_id = 2) const bool STAGED = false;
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Counter { uint v; };
 layout(buffer_reference, scalar, buffer_reference_align = 8) coherent volatile buffer Words { uint64_t v[]; };
-layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Flags { uint v[]; };
-layout(buffer_reference, scalar, buffer_reference_align = ELEM_ALIGN) coherent volatile buffer Values { T v[]; };
 
 // Entries: tiles [0, tiles), block aggregates [tiles, tiles + blocks), block inclusive
 // prefixes [tiles + blocks, tiles + 2 * blocks).
@@ -74,8 +72,7 @@ layout(push_constant, scalar) uniform Params {
 	uvec2 src;      // input elements
 	uvec2 dst;      // output elements (may equal src)
 	uvec2 counter;  // the tile counter; zeroed
-	uvec2 states;   // 32-bit T: uint64 (state << 32 | value bits) per entry; else uint per entry; zeroed
-	uvec2 values;   // 64-bit T: T per entry
+	uvec2 states;   // per entry, one uint64 (state << 32 | value bits) per 32 bits of T; zeroed
 	uint n;
 	uint tiles;
 	uint vec_ok;    // src and dst are 16-byte aligned: whole slots load and store as vectors
@@ -331,21 +328,29 @@ uint read_entry(uint entry, out T value)
 	return uint(w >> 32);
 }
 #else
+// 64-bit T: each 32-bit half of the value shares a 64-bit word with the state, so a read is
+// one round trip (two independent loads) with no fence between state and value. The halves
+// need no ordering: every writer of an entry (its owner, or a fallback in the owner's shape)
+// writes the same bits, so a reader that finds both words published has the value.
+uvec2 t_bits(T v)
+{
+#if defined(DTYPE_F64)
+	return unpackDouble2x32(v);
+#else
+	return unpackUint2x32(uint64_t(v));
+#endif
+}
 void publish(uint entry, T value)
 {
-	Values(pc.values).v[entry] = value;
-	memoryBarrierBuffer();
-	Flags(pc.states).v[entry] = AGGREGATE;
+	uvec2 b = t_bits(value);
+	Words(pc.states).v[2u * entry] = (uint64_t(AGGREGATE) << 32) | uint64_t(b.x);
+	Words(pc.states).v[2u * entry + 1u] = (uint64_t(AGGREGATE) << 32) | uint64_t(b.y);
 }
 uint read_entry(uint entry, out T value)
 {
-	uint state = Flags(pc.states).v[entry];
-	value = SCAN_NEUTRAL;
-	if (state != 0u) {
-		memoryBarrierBuffer(); // the value was stored before the state
-		value = Values(pc.values).v[entry];
-	}
-	return state;
+	uint64_t lo = Words(pc.states).v[2u * entry], hi = Words(pc.states).v[2u * entry + 1u];
+	value = value_from_bits(uvec2(uint(lo), uint(hi)));
+	return min(uint(lo >> 32), uint(hi >> 32));
 }
 #endif
 
