@@ -3,6 +3,7 @@
 with CUDA events on the same GPU, written in the same CSV format so the two line up.
 
     python3 bench/torch_bench.py [--max-log2 28] [--reps 20] [--csv torch.csv] [--latency]
+                                 [--kinds reduce,scan]
 
 dtype= is passed to sum/prod/cumsum/cumprod so torch does not widen integers (its default
 i32 -> i64 promotion is 5x slower, and would not be the same operation). count is
@@ -67,10 +68,14 @@ def main():
     ap.add_argument('--dtypes', default='f32,f64,i32,u32,i64,u64')
     ap.add_argument('--csv')
     ap.add_argument('--latency', action='store_true')
+    ap.add_argument('--kinds', default='reduce,scan', help='which of reduce and scan to time')
     ap.add_argument('--cummin-max-log2', type=int, default=22,
                     help='largest size for cummin/cummax, which torch runs far below bandwidth '
                          '(about 0.75 s at 2^28 on an H200)')
     args = ap.parse_args()
+    kinds = args.kinds.split(',')
+    if not kinds or any(k not in ('reduce', 'scan') for k in kinds):
+        sys.exit(f'torch_bench.py: --kinds takes reduce and/or scan, not {args.kinds!r}')
     if not torch.cuda.is_available():
         sys.exit('torch_bench.py: no CUDA device')
     out = open(args.csv, 'w') if args.csv else None
@@ -96,6 +101,8 @@ def main():
             continue
         size = torch.empty(0, dtype=dtype).element_size()
         for kind, table in (('reduce', REDUCE), ('scan', SCAN)):
+            if kind not in kinds:
+                continue
             for op, fn in table.items():
                 for k in range(args.min_log2, args.max_log2 + 1):
                     if kind == 'scan' and op in ('min', 'max') and k > args.cummin_max_log2:

@@ -545,7 +545,7 @@ int main(int argc, char **argv)
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :
 	       info->scan_reduce_then_scan || !info->scan_chunked ? "reduce-then-scan" :
-	       "per op and dtype (single-pass for 32-bit but float min/max)",
+	       "per op and dtype (single-pass but float min/max)",
 	       info->scan_chunked ? "chunked" : "slots",
 	       info->scan_tile_subgroup ? "subgroup" : "blelloch",
 	       info->denorm_preserve32 ? "preserved" : "compared by bits",
@@ -553,6 +553,27 @@ int main(int argc, char **argv)
 	if (info->timestamp_period_ns <= 0) {
 		fprintf(stderr, "vkreduce-bench: the device's queue has no timestamps\n");
 		return 1;
+	}
+	/* Every series buffer is one allocation of 2^max-log2 elements of the widest dtype asked
+	 * for: larger sizes than the device allocates at once are skipped, not failed on. */
+	uint64_t largest = gpu_largest_buffer(gpu);
+	uint64_t widest = 4;
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++)
+		if (o.dtypes[d] && gpu_supports_dtype(gpu, d) && proto_dtype_size(d) > widest)
+			widest = proto_dtype_size(d);
+	int fits = o.max_log2;
+	while (fits > 0 && ((uint64_t)1 << fits) * widest > largest)
+		fits--;
+	if (fits < o.max_log2) {
+		printf("(sizes above 2^%d skipped: 2^%d elements of %llu bytes exceed the %llu bytes this "
+		       "device allocates at once)\n", fits, o.max_log2, (unsigned long long)widest,
+		       (unsigned long long)largest);
+		if (fits < o.min_log2) {
+			fprintf(stderr, "vkreduce-bench: no size from 2^%d fits this device's allocations\n",
+				o.min_log2);
+			return 1;
+		}
+		o.max_log2 = fits;
 	}
 	double copy_gbs = 0;
 	uint64_t warm_bytes = strcmp(info->type, "cpu") == 0 ? (16u << 20) : (256u << 20);

@@ -74,7 +74,7 @@ static void method_hello(struct conn *conn, uint32_t msgid, const msgpack_object
 	stats_pack_str(pk, "protocol");
 	msgpack_pack_uint32(pk, 1);
 	stats_pack_str(pk, "device");
-	msgpack_pack_map(pk, 11);
+	msgpack_pack_map(pk, 12);
 	stats_pack_str(pk, "name");
 	stats_pack_str(pk, info->name);
 	stats_pack_str(pk, "type");
@@ -97,6 +97,8 @@ static void method_hello(struct conn *conn, uint32_t msgid, const msgpack_object
 	info->host_import ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
 	stats_pack_str(pk, "max_storage_buffer_range");
 	msgpack_pack_uint64(pk, info->max_storage_buffer_range);
+	stats_pack_str(pk, "max_buffer_bytes");
+	msgpack_pack_uint64(pk, gpu_largest_buffer(d->gpu));
 	/* Only the dtypes this device runs, so a client can choose before it sends. */
 	stats_pack_str(pk, "ops");
 	msgpack_pack_array(pk, VKR_OP_COUNT_);

@@ -122,6 +122,11 @@ struct gpu_buffer {
 	bool imported;    /* memory imported from host pages (not owned by Vulkan) */
 };
 
+/* The largest buffer the device allocates at once (maxMemoryAllocationSize, and
+ * maxBufferSize where the device reports it): every buffer is one allocation, so no array
+ * larger than this can be held (4,292,870,144 bytes on the H200, 2 GiB on lavapipe). */
+uint64_t gpu_largest_buffer(const struct gpu *gpu);
+/* -E2BIG when size exceeds gpu_largest_buffer(). */
 int gpu_buffer_create(struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind,
 		      struct gpu_buffer *out);
 /* Imports size bytes of host memory at ptr (both aligned to host_import_alignment) so that

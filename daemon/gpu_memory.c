@@ -92,6 +92,12 @@ static int bind_memory(struct gpu *gpu, struct gpu_buffer *out, uint32_t type_in
 	return out->address ? 0 : -EIO;
 }
 
+uint64_t gpu_largest_buffer(const struct gpu *gpu)
+{
+	return gpu->info.max_allocation_size < gpu->info.max_buffer_size ? gpu->info.max_allocation_size
+									  : gpu->info.max_buffer_size;
+}
+
 int gpu_buffer_create(struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind,
 		      struct gpu_buffer *out)
 {
@@ -100,7 +106,7 @@ int gpu_buffer_create(struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind,
 		return -EINVAL;
 	if (size == 0)
 		size = 16; /* a zero-sized buffer is invalid; keep addresses valid for empty jobs */
-	if (size > gpu->info.max_allocation_size || size > gpu->info.max_buffer_size)
+	if (size > gpu_largest_buffer(gpu))
 		return -E2BIG;
 	const VkBufferCreateInfo bi = {
 		.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
@@ -132,7 +138,7 @@ int gpu_buffer_import_host(struct gpu *gpu, void *ptr, uint64_t size, struct gpu
 	uint64_t align = gpu->info.host_import_alignment;
 	if (size == 0 || !align || (uintptr_t)ptr % align || size % align)
 		return -EINVAL;
-	if (size > gpu->info.max_allocation_size || size > gpu->info.max_buffer_size)
+	if (size > gpu_largest_buffer(gpu))
 		return -E2BIG;
 	PFN_vkGetMemoryHostPointerPropertiesEXT get_props = (PFN_vkGetMemoryHostPointerPropertiesEXT)
 		vkGetDeviceProcAddr(gpu->device, "vkGetMemoryHostPointerPropertiesEXT");

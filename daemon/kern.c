@@ -334,13 +334,22 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 			 (unsigned long long)job->n, (unsigned long long)KERN_MAX_ELEMENTS);
 		return -E2BIG;
 	}
+	/* Every array the GPU reads or writes is one buffer (a range of an imported region, or a
+	 * ring or a buffer of the job's own), and no buffer is larger than one allocation. */
+	uint64_t bytes = job->n * dtype_size(job->dtype);
+	if (bytes > gpu_largest_buffer(gpu)) {
+		snprintf(msg, msg_size, "count: %llu elements are %llu bytes, more than the %llu bytes this "
+			 "device holds in one buffer (%s)",
+			 (unsigned long long)job->n, (unsigned long long)bytes,
+			 (unsigned long long)gpu_largest_buffer(gpu), gpu->info.name);
+		return -E2BIG;
+	}
 	if (job->kind == KERN_REDUCE && job->n == 0 && (job->op == VKR_OP_MIN || job->op == VKR_OP_MAX)) {
 		snprintf(msg, msg_size, "src: %s of an empty array is undefined",
 			 job->op == VKR_OP_MIN ? "min" : "max");
 		return -EINVAL;
 	}
 	uint64_t size = dtype_size(job->dtype);
-	uint64_t bytes = job->n * size;
 	if (job->kind == KERN_SCAN && job->src != job->dst && job->n > 0 &&
 	    job->src < job->dst + bytes && job->dst < job->src + bytes) {
 		snprintf(msg, msg_size, "dst: overlaps src without being the same range");

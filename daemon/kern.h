@@ -43,7 +43,8 @@ struct kern_job {
 
 /* Checks a job against the device: 0, -EINVAL (op not valid for the kind, min/max of an
  * empty array, misaligned address), -ENOTSUP (dtype not supported by the device), -E2BIG
- * (more than KERN_MAX_ELEMENTS). msg (if not NULL) receives a one-line reason. */
+ * (more than KERN_MAX_ELEMENTS, or more bytes than gpu_largest_buffer()). msg (if not NULL)
+ * receives a one-line reason. */
 int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size);
 
 /* Scratch bytes the job needs (a multiple of 16; may be 0). */
@@ -110,7 +111,7 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index);
 
 /* Whether a scan of device memory of this op and dtype runs single-pass: VKR_SCAN=single-pass,
  * or by default where the device has chunked tiles and they measured faster than
- * reduce-then-scan on the H200 (docs/BENCHMARKS.md, sessions 6 and 7). gpu.c builds those pipelines
+ * reduce-then-scan on the H200 (docs/BENCHMARKS.md, sessions 6 to 9). gpu.c builds those pipelines
  * only; kern.c runs them where they were built. */
 bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 

@@ -29,11 +29,13 @@
 // tiles' row folds and chunks_total are the only code that computes one (shapes that depend
 // on the device's subgroup size, which is fixed), for the owner and a fallback alike.
 //
-// Publication. For 32-bit types a tile's or block's state and value share one 64-bit word,
-// stored and loaded whole (aligned 64-bit accesses are single-copy atomic on the devices
-// vkreduce runs on), so one look-back round is one round trip; 64-bit types store the value,
-// then the state, and read them in that order (two round trips). Every entry is written
-// only with one value (an owner and a waiter store the same bits), so no atomics are needed.
+// Publication. An entry (a tile's or a block's) is one 64-bit word per 32 bits of its value,
+// each holding the state beside those bits, stored and loaded whole (aligned 64-bit accesses
+// are single-copy atomic on the devices vkreduce runs on), so one look-back round is one
+// round trip for every dtype. A 64-bit value's two words are independent: a reader takes the
+// smaller of their states, so a half not yet visible reads as nothing published. Every entry
+// is written only with one value (an owner and a waiter store the same bits), so no atomics
+// are needed and the halves cannot mix two values.
 // The look-back reads the tiles before this one and the blocks before its block in the same
 // round.
 //

@@ -309,6 +309,45 @@ static void test_bad_region_requests_are_refused_and_connection_serves_on(void *
 	vkr_shm_free(shm);
 }
 
+/* An array larger than one device buffer (device.max_buffer_bytes in hello: 2 GiB on
+ * lavapipe) is refused as too large with a message naming the limit, while a small range of
+ * the same region is served. The region is a sparse memfd: only the pages read are touched. */
+static void test_array_beyond_the_largest_device_buffer_is_too_large(void **state)
+{
+	(void)state;
+	vkr_kvlist *kv;
+	assert_int_equal(vkr_hello(cl, "test_client_e2e", &kv), 0);
+	const vkr_kv *largest_kv = vkr_kvlist_find(kv, "device.max_buffer_bytes");
+	assert_non_null(largest_kv);
+	assert_int_equal(largest_kv->type, VKR_KV_UINT);
+	uint64_t largest = largest_kv->v.u;
+	vkr_kvlist_free(kv);
+	assert_true(largest >= (1u << 20));
+	uint64_t bytes = (largest + 8192) & ~(uint64_t)4095;
+	uint64_t n = bytes / 8;
+	if (n > ((uint64_t)1 << 31)) {
+		/* The per-request element limit (2^31 f64) would refuse it first. */
+		skip();
+	}
+	vkr_shm *shm;
+	vkr_region r;
+	vkr_value v;
+	assert_int_equal(vkr_shm_create(bytes, &shm), 0);
+	double *tail = (double *)vkr_shm_data(shm) + (n - 4);
+	for (int i = 0; i < 4; i++)
+		tail[i] = 0.5 * (i + 1);
+	assert_int_equal(vkr_shm_register(cl, shm, false, &r), 0);
+	assert_int_equal(vkr_reduce_shm(cl, VKR_OP_SUM, VKR_DTYPE_F64, r, (n - 4) * 8, 4, NULL, &v), 0);
+	assert_true(v.f64 == 5.0);
+	assert_int_equal(vkr_reduce_shm(cl, VKR_OP_SUM, VKR_DTYPE_F64, r, 0, n, NULL, &v), VKR_ETOO_LARGE);
+	/* Refused by the request's validation, before it is queued (whose allocation failure
+	 * would also answer "too large", in other words). */
+	assert_non_null(strstr(vkr_last_error_message(cl), "holds in one buffer"));
+	assert_int_equal(vkr_ping(cl), 0);
+	assert_int_equal(vkr_shm_unregister(cl, r), 0);
+	vkr_shm_free(shm);
+}
+
 struct tally {
 	int calls;
 	int status;
@@ -394,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_through_shm_matches_cpu_at_offsets),
 		cmocka_unit_test(test_scan_shm_into_writable_region_matches_cpu),
 		cmocka_unit_test(test_bad_region_requests_are_refused_and_connection_serves_on),
+		cmocka_unit_test(test_array_beyond_the_largest_device_buffer_is_too_large),
 		cmocka_unit_test(test_async_pipelined_requests_are_each_answered_once),
 		cmocka_unit_test(test_stats_count_requests_and_batches),
 	};
