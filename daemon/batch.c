@@ -472,15 +472,9 @@ static int submit_one(struct batch *b)
 			break;
 		}
 		if (r) {
-			char what[200];
-			if (r == -E2BIG)
-				snprintf(what, sizeof(what),
-					 "a buffer for %" PRIu64 " elements would exceed the %" PRIu64
-					 " bytes this device allocates at once",
-					 job->kern.n, gpu_largest_buffer(b->d->gpu));
-			else
-				snprintf(what, sizeof(what), "src: no device memory for %" PRIu64 " elements (%s)",
-					 job->kern.n, strerror(-r));
+			char what[160];
+			snprintf(what, sizeof(what), "src: no device memory for %" PRIu64 " elements (%s)",
+				 job->kern.n, strerror(-r));
 			fail_job(b, job, VKR_WIRE_TOO_LARGE, what);
 			continue;
 		}

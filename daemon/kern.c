@@ -336,7 +336,8 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 	}
 	/* Every array the GPU reads or writes is one buffer (a range of an imported region, or a
 	 * ring or a buffer of the job's own), and no buffer is larger than one allocation. */
-	uint64_t bytes = job->n * dtype_size(job->dtype);
+	uint64_t size = dtype_size(job->dtype);
+	uint64_t bytes = job->n * size;
 	if (bytes > gpu_largest_buffer(gpu)) {
 		snprintf(msg, msg_size, "count: %llu elements are %llu bytes, more than the %llu bytes this "
 			 "device holds in one buffer (%s)",
@@ -349,7 +350,6 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 			 job->op == VKR_OP_MIN ? "min" : "max");
 		return -EINVAL;
 	}
-	uint64_t size = dtype_size(job->dtype);
 	if (job->kind == KERN_SCAN && job->src != job->dst && job->n > 0 &&
 	    job->src < job->dst + bytes && job->dst < job->src + bytes) {
 		snprintf(msg, msg_size, "dst: overlaps src without being the same range");

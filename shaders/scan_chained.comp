@@ -334,7 +334,7 @@ uint read_entry(uint entry, out T value)
 // one round trip (two independent loads) with no fence between state and value. The halves
 // need no ordering: every writer of an entry (its owner, or a fallback in the owner's shape)
 // writes the same bits, so a reader that finds both words published has the value.
-uvec2 t_bits(T v)
+uvec2 value_bits(T v)
 {
 #if defined(DTYPE_F64)
 	return unpackDouble2x32(v);
@@ -344,7 +344,7 @@ uvec2 t_bits(T v)
 }
 void publish(uint entry, T value)
 {
-	uvec2 b = t_bits(value);
+	uvec2 b = value_bits(value);
 	Words(pc.states).v[2u * entry] = (uint64_t(AGGREGATE) << 32) | uint64_t(b.x);
 	Words(pc.states).v[2u * entry + 1u] = (uint64_t(AGGREGATE) << 32) | uint64_t(b.y);
 }
