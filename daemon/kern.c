@@ -168,22 +168,36 @@ static uint64_t align16(uint64_t x)
 
 /* ---- planning: what a job dispatches, as a pure function of the job and the device ---- */
 
+static uint32_t part_count(const struct kern_job *job)
+{
+	return job->part_count ? job->part_count : 1;
+}
+
+/* Part i of the job: one of its listed parts, or the whole array. */
+static struct kern_part job_part(const struct kern_job *job, uint32_t i)
+{
+	if (job->part_count)
+		return job->parts[i];
+	return (struct kern_part){ .n = job->n, .src = job->src, .dst = job->dst };
+}
+
 struct reduce_plan {
 	uint64_t head;  /* scalar elements before the first 16-byte aligned element */
 	uint64_t nvec;  /* whole 16-byte vectors after them */
 	uint32_t groups; /* workgroups of pass 0 */
 };
 
-static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_job *job)
+/* Pass 0 over one part (the whole array of a job in one buffer). */
+static struct reduce_plan plan_reduce(const struct gpu *gpu, vkr_dtype dtype, struct kern_part part)
 {
 	struct reduce_plan p;
-	uint64_t size = dtype_size(job->dtype);
+	uint64_t size = dtype_size(dtype);
 	uint64_t per_vec = 16 / size;
-	uint64_t misalign = job->src % 16;
+	uint64_t misalign = part.src % 16;
 	p.head = misalign ? (16 - misalign) / size : 0;
-	if (p.head > job->n)
-		p.head = job->n;
-	p.nvec = (job->n - p.head) / per_vec;
+	if (p.head > part.n)
+		p.head = part.n;
+	p.nvec = (part.n - p.head) / per_vec;
 	/* Enough workgroups that each invocation folds at least 4 vectors, up to the device's
 	 * fixed count: small arrays do not pay for idle workgroups in pass 0 or pass 1. */
 	uint64_t want = (p.nvec + WG_SIZE * 4 - 1) / (WG_SIZE * 4);
@@ -191,6 +205,20 @@ static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_j
 		want = 1;
 	p.groups = want < gpu->info.reduce_workgroups ? (uint32_t)want : gpu->info.reduce_workgroups;
 	return p;
+}
+
+/* Pass 0's partials of all parts, which pass 1 folds: part after part in the scratch. */
+static uint64_t reduce_partials(const struct gpu *gpu, const struct kern_job *job)
+{
+	uint64_t partials = 0;
+	for (uint32_t i = 0; i < part_count(job); i++)
+		partials += plan_reduce(gpu, job->dtype, job_part(job, i)).groups;
+	return partials;
+}
+
+static uint64_t reduce_acc_bytes(const struct kern_job *job)
+{
+	return job->op == VKR_OP_COUNT ? 4 : dtype_size(job->dtype);
 }
 
 /* The job's single-pass pipeline: the staged one for host memory. */
@@ -217,9 +245,12 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 
 /* The single-pass scan where kern_device_scan_single_pass() says, or the job reads or writes
  * host memory (there reading the input once matters most), and the device built its
- * pipeline: they need shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory. */
+ * pipeline: they need shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory. A job
+ * in several buffers runs reduce-then-scan: the single pass addresses one buffer. */
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
+	if (part_count(job) > 1)
+		return false;
 	bool wanted = job->host_memory || kern_device_scan_single_pass(&gpu->info, job->dtype, job->op);
 	return wanted && gpu_pipeline(gpu, chained_pipeline(job)) != VK_NULL_HANDLE;
 }
@@ -236,10 +267,19 @@ static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job 
 	return SCAN_SLOTS * 2 * per_vec;
 }
 
-static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
+/* Tiles of one part: each part starts a tile of its own. */
+static uint64_t part_tiles(const struct gpu *gpu, const struct kern_job *job, uint64_t n)
 {
 	uint64_t tile = scan_tile_elements(gpu, job);
-	return (job->n + tile - 1) / tile;
+	return (n + tile - 1) / tile;
+}
+
+static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
+{
+	uint64_t tiles = 0;
+	for (uint32_t i = 0; i < part_count(job); i++)
+		tiles += part_tiles(gpu, job, job_part(job, i).n);
+	return tiles;
 }
 
 /* Single-pass scratch (scan_chained.comp): the tile counter, then an entry for each tile, for
@@ -271,7 +311,7 @@ static uint32_t scan_groups(const struct gpu *gpu, uint64_t tiles)
 
 static bool is_small(const struct kern_job *job)
 {
-	return job->kind == KERN_REDUCE && job->n <= KERN_SMALL_MAX_ELEMENTS;
+	return job->kind == KERN_REDUCE && job->n <= KERN_SMALL_MAX_ELEMENTS && part_count(job) == 1;
 }
 
 static uint32_t reduce_pipeline(const struct kern_job *job)
@@ -290,13 +330,64 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
 		return 0; /* one workgroup writes the result slot directly */
-	if (job->kind == KERN_REDUCE) {
-		uint64_t acc = job->op == VKR_OP_COUNT ? 4 : dtype_size(job->dtype);
-		return align16(plan_reduce(gpu, job).groups * acc);
-	}
+	if (job->kind == KERN_REDUCE)
+		return align16(reduce_partials(gpu, job) * reduce_acc_bytes(job));
 	if (single_pass(gpu, job))
 		return chained_layout(gpu, job).end;
 	return align16(scan_tiles(gpu, job) * dtype_size(job->dtype));
+}
+
+static bool ranges_overlap(uint64_t a, uint64_t a_bytes, uint64_t b, uint64_t b_bytes)
+{
+	return a_bytes > 0 && b_bytes > 0 && a < b + b_bytes && b < a + a_bytes;
+}
+
+/* Every array the GPU reads or writes lies in buffers (ranges of an imported region, a ring,
+ * buffers of the job's own), and no buffer is larger than one allocation: each part must fit
+ * one. A scan's output may be its input, part for part, but may not overlap any other
+ * part's input, which another tile may still have to read. */
+static int validate_parts(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size)
+{
+	uint64_t size = dtype_size(job->dtype);
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < part_count(job); i++) {
+		struct kern_part part = job_part(job, i);
+		uint64_t bytes = part.n * size; /* n <= KERN_MAX_ELEMENTS: no overflow */
+		if (job->part_count && (part.n == 0 || part.n > KERN_MAX_ELEMENTS - total)) {
+			snprintf(msg, msg_size, "count: part %u holds %llu elements; parts are not empty and "
+				 "add up to the request's %llu", i, (unsigned long long)part.n,
+				 (unsigned long long)job->n);
+			return -EINVAL;
+		}
+		total += part.n;
+		if (bytes > gpu_largest_buffer(gpu)) {
+			snprintf(msg, msg_size, "count: %llu elements are %llu bytes, more than the %llu bytes this "
+				 "device holds in one buffer (%s)",
+				 (unsigned long long)part.n, (unsigned long long)bytes,
+				 (unsigned long long)gpu_largest_buffer(gpu), gpu->info.name);
+			return -E2BIG;
+		}
+		if (part.src % size || (job->kind == KERN_SCAN && part.dst % size)) {
+			snprintf(msg, msg_size, "offset: addresses must be aligned to the element size");
+			return -EINVAL;
+		}
+		if (job->kind != KERN_SCAN)
+			continue;
+		for (uint32_t j = 0; j < part_count(job); j++) {
+			struct kern_part other = job_part(job, j);
+			bool in_place = i == j && part.src == part.dst;
+			if (!in_place && ranges_overlap(part.dst, bytes, other.src, other.n * size)) {
+				snprintf(msg, msg_size, "dst: overlaps src without being the same range");
+				return -EINVAL;
+			}
+		}
+	}
+	if (job->part_count && total != job->n) {
+		snprintf(msg, msg_size, "count: parts of %llu elements in all for a request of %llu",
+			 (unsigned long long)total, (unsigned long long)job->n);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size)
@@ -334,33 +425,21 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 			 (unsigned long long)job->n, (unsigned long long)KERN_MAX_ELEMENTS);
 		return -E2BIG;
 	}
-	/* Every array the GPU reads or writes is one buffer (a range of an imported region, or a
-	 * ring or a buffer of the job's own), and no buffer is larger than one allocation. */
-	uint64_t size = dtype_size(job->dtype);
-	uint64_t bytes = job->n * size;
-	if (bytes > gpu_largest_buffer(gpu)) {
-		snprintf(msg, msg_size, "count: %llu elements are %llu bytes, more than the %llu bytes this "
-			 "device holds in one buffer (%s)",
-			 (unsigned long long)job->n, (unsigned long long)bytes,
-			 (unsigned long long)gpu_largest_buffer(gpu), gpu->info.name);
-		return -E2BIG;
-	}
 	if (job->kind == KERN_REDUCE && job->n == 0 && (job->op == VKR_OP_MIN || job->op == VKR_OP_MAX)) {
 		snprintf(msg, msg_size, "src: %s of an empty array is undefined",
 			 job->op == VKR_OP_MIN ? "min" : "max");
 		return -EINVAL;
 	}
-	if (job->kind == KERN_SCAN && job->src != job->dst && job->n > 0 &&
-	    job->src < job->dst + bytes && job->dst < job->src + bytes) {
-		snprintf(msg, msg_size, "dst: overlaps src without being the same range");
-		return -EINVAL;
+	if (job->part_count > KERN_MAX_PARTS || (job->part_count && !job->parts)) {
+		snprintf(msg, msg_size, "count: %u parts, more than the %u one request may span",
+			 job->part_count, KERN_MAX_PARTS);
+		return -E2BIG;
 	}
-	if (job->src % size || (job->kind == KERN_SCAN && job->dst % size) ||
-	    (job->kind == KERN_REDUCE && job->dst % 8) || job->scratch % 16) {
+	if ((job->kind == KERN_REDUCE && job->dst % 8) || job->scratch % 16) {
 		snprintf(msg, msg_size, "offset: addresses must be aligned to the element size");
 		return -EINVAL;
 	}
-	return 0;
+	return validate_parts(gpu, job, msg, msg_size);
 }
 
 /* ---- recording ---------------------------------------------------------------------- */
@@ -431,30 +510,38 @@ static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
 	return single_pass(gpu, job) ? 2 : 3;
 }
 
+/* Phase 0: each part's workgroups write their partials, part after part; phase 1 folds them
+ * all into the result slot. */
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
-	struct reduce_plan plan = plan_reduce(rec->gpu, job);
-	struct reduce_params p = { 0 };
 	uint32_t pipe = reduce_pipeline(job);
-	if (phase == 0) {
-		split(p.src, job->src);
-		split(p.src_vec, job->src + plan.head * dtype_size(job->dtype));
-		split(p.dst, job->scratch);
+	if (phase == 1) {
+		struct reduce_params p = { 0 };
+		split(p.src, job->scratch);
+		split(p.dst, job->dst);
+		p.n = (uint32_t)reduce_partials(rec->gpu, job);
+		p.pass_index = 1;
+		dispatch(rec, pipe, &p, sizeof(p), 1);
+		return;
+	}
+	uint64_t partials = job->scratch;
+	for (uint32_t i = 0; i < part_count(job); i++) {
+		struct kern_part part = job_part(job, i);
+		struct reduce_plan plan = plan_reduce(rec->gpu, job->dtype, part);
+		struct reduce_params p = { 0 };
+		split(p.src, part.src);
+		split(p.src_vec, part.src + plan.head * dtype_size(job->dtype));
+		split(p.dst, partials);
 		split(p.cmp_bits, job->cmp_value.u64);
 		if (dtype_size(job->dtype) == 4)
 			p.cmp_bits[1] = 0; /* 32-bit values live in the low word of the union */
-		p.n = (uint32_t)job->n;
+		p.n = (uint32_t)part.n;
 		p.head = (uint32_t)plan.head;
 		p.nvec = (uint32_t)plan.nvec;
 		p.pass_index = 0;
 		p.cmp = job->cmp;
 		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
-	} else {
-		split(p.src, job->scratch);
-		split(p.dst, job->dst);
-		p.n = plan.groups;
-		p.pass_index = 1;
-		dispatch(rec, pipe, &p, sizeof(p), 1);
+		partials += plan.groups * reduce_acc_bytes(job);
 	}
 }
 
@@ -471,13 +558,14 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 		return;
 	}
 	struct chained_params p = { 0 };
-	split(p.src, job->src);
-	split(p.dst, job->dst);
+	struct kern_part part = job_part(job, 0); /* the only one (single_pass) */
+	split(p.src, part.src);
+	split(p.dst, part.dst);
 	split(p.counter, job->scratch + l.counter);
 	split(p.states, job->scratch + l.states);
-	p.n = (uint32_t)job->n;
+	p.n = (uint32_t)part.n;
 	p.tiles = (uint32_t)tiles;
-	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
+	p.vec_ok = part.src % 16 == 0 && part.dst % 16 == 0;
 	p.patience = rec->gpu->info.scan_patience;
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
 	 * their tile from a counter, so the grid's shape does not matter. */
@@ -493,22 +581,31 @@ static void record_scan_phase(struct recorder *rec, const struct kern_job *job, 
 		record_chained_phase(rec, job, phase);
 		return;
 	}
-	uint64_t tiles = scan_tiles(rec->gpu, job);
-	struct scan_params p = { 0 };
-	split(p.src, job->src);
-	split(p.dst, job->dst);
-	split(p.totals, job->scratch);
-	p.n = (uint32_t)job->n;
-	p.tiles = (uint32_t)tiles;
-	p.vec_ok = job->src % 16 == 0 && job->dst % 16 == 0;
 	uint32_t slot = job->dtype * SCALAR_OPS + job->op;
-	if (phase == 0)
-		dispatch(rec, PIPE_SCAN_REDUCE + slot, &p, sizeof(p), scan_groups(rec->gpu, tiles));
-	else if (phase == 1)
+	struct scan_params p = { 0 };
+	if (phase == 1) {
+		/* One scan over the tile totals of every part: each part's tiles follow the
+		 * previous part's, so its first tile's carry-in is the total of all before it. */
+		split(p.totals, job->scratch);
+		p.tiles = (uint32_t)scan_tiles(rec->gpu, job);
 		dispatch(rec, PIPE_SCAN_TOTALS + slot, &p, sizeof(p), 1);
-	else
-		dispatch(rec, PIPE_SCAN_APPLY + slot * 2 + (job->exclusive ? 1 : 0), &p, sizeof(p),
-			 scan_groups(rec->gpu, tiles));
+		return;
+	}
+	uint32_t pipe = phase == 0 ? PIPE_SCAN_REDUCE + slot
+				   : PIPE_SCAN_APPLY + slot * 2 + (job->exclusive ? 1 : 0);
+	uint64_t totals = job->scratch;
+	for (uint32_t i = 0; i < part_count(job); i++) {
+		struct kern_part part = job_part(job, i);
+		uint64_t tiles = part_tiles(rec->gpu, job, part.n);
+		split(p.src, part.src);
+		split(p.dst, part.dst);
+		split(p.totals, totals);
+		p.n = (uint32_t)part.n;
+		p.tiles = (uint32_t)tiles;
+		p.vec_ok = part.src % 16 == 0 && part.dst % 16 == 0;
+		dispatch(rec, pipe, &p, sizeof(p), scan_groups(rec->gpu, tiles));
+		totals += tiles * dtype_size(job->dtype);
+	}
 }
 
 /* Writes the table of small jobs, grouped by pipeline, into the command buffer's mapped
@@ -536,11 +633,12 @@ static int record_small_jobs(struct recorder *rec, struct gpu_cmd *cmd, const st
 		const struct kern_job *job = &jobs[i];
 		if (!is_small(job))
 			continue;
-		struct reduce_plan plan = plan_reduce(rec->gpu, job);
+		struct kern_part part = job_part(job, 0);
+		struct reduce_plan plan = plan_reduce(rec->gpu, job->dtype, part);
 		struct small_job *e = &table[fill[reduce_pipeline(job)]++];
 		memset(e, 0, sizeof(*e));
-		split(e->src, job->src);
-		split(e->src_vec, job->src + plan.head * dtype_size(job->dtype));
+		split(e->src, part.src);
+		split(e->src_vec, part.src + plan.head * dtype_size(job->dtype));
 		split(e->dst, job->dst);
 		split(e->cmp_bits, job->cmp_value.u64);
 		if (dtype_size(job->dtype) == 4)

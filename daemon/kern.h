@@ -22,6 +22,20 @@ enum kern_kind { KERN_REDUCE, KERN_SCAN };
 /* Largest element count of one job: kernels index elements with 32-bit integers. */
 #define KERN_MAX_ELEMENTS ((uint64_t)1 << 31)
 
+/* Most buffers one job's array may span (struct kern_part). */
+#define KERN_MAX_PARTS 32u
+
+/* The piece of a job's array that lies in one buffer. No buffer is larger than one device
+ * allocation (gpu_largest_buffer(): 4,292,870,144 bytes on the H200), so a larger array is
+ * held in several, and its job lists them in order. A reduction folds the parts' partials
+ * together; a scan carries each part's total into the next (reduce-then-scan: the single
+ * pass numbers its tiles within one buffer). */
+struct kern_part {
+	uint64_t n;   /* elements, > 0 */
+	uint64_t src; /* device address of the part's input, aligned to the element size */
+	uint64_t dst; /* scan: device address of the part's output (aligned); reduce: unused */
+};
+
 struct kern_job {
 	enum kern_kind kind;
 	vkr_op op;           /* scan: sum, prod, min, max */
@@ -39,12 +53,18 @@ struct kern_job {
 	 * Such scans run single-pass (one read, one write over the bus) with whole-tile,
 	 * contiguous accesses, where the device has shaderInt64. */
 	bool host_memory;
+	/* An array in several buffers: parts[0 .. part_count) in order, their n adding up to n;
+	 * src and (for a scan) dst are then unused. part_count 0: one part, (n, src, dst).
+	 * Borrowed: it must outlive kern_record(). */
+	const struct kern_part *parts;
+	uint32_t part_count;
 };
 
 /* Checks a job against the device: 0, -EINVAL (op not valid for the kind, min/max of an
- * empty array, misaligned address), -ENOTSUP (dtype not supported by the device), -E2BIG
- * (more than KERN_MAX_ELEMENTS, or more bytes than gpu_largest_buffer()). msg (if not NULL)
- * receives a one-line reason. */
+ * empty array, misaligned address, parts that do not add up or overlap), -ENOTSUP (dtype not
+ * supported by the device), -E2BIG (more than KERN_MAX_ELEMENTS, more than KERN_MAX_PARTS
+ * parts, or a part of more bytes than gpu_largest_buffer()). msg (if not NULL) receives a
+ * one-line reason. */
 int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size);
 
 /* Scratch bytes the job needs (a multiple of 16; may be 0). */

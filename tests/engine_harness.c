@@ -41,28 +41,52 @@ static bool all_host_memory(void)
 	return env && strcmp(env, "1") == 0;
 }
 
+static unsigned job_parts(const struct host_job *job)
+{
+	return job->parts > 1 ? job->parts : 1;
+}
+
+/* Where part k of a job begins, in elements: even shares of n. */
+static size_t part_begin(const struct host_job *job, unsigned k)
+{
+	return job->n * k / job_parts(job);
+}
+
+/* Byte offsets of each job's parts in the input and output buffers. */
+struct part_offsets {
+	uint64_t in[KERN_MAX_PARTS], out[KERN_MAX_PARTS];
+};
+
 void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 {
 	struct kern_job *kj = calloc(count ? count : 1, sizeof(*kj));
-	uint64_t *in_off = calloc(count ? count : 1, sizeof(*in_off));
-	uint64_t *out_off = calloc(count ? count : 1, sizeof(*out_off));
+	struct part_offsets *off = calloc(count ? count : 1, sizeof(*off));
+	struct kern_part (*parts)[KERN_MAX_PARTS] = calloc(count ? count : 1, sizeof(*parts));
 	uint64_t *scratch_off = calloc(count ? count : 1, sizeof(*scratch_off));
 	assert_non_null(kj);
-	assert_non_null(in_off);
-	assert_non_null(out_off);
+	assert_non_null(off);
+	assert_non_null(parts);
 	assert_non_null(scratch_off);
 
 	uint64_t in_bytes = 16, out_bytes = 16, scratch_bytes = 16;
 	for (size_t i = 0; i < count; i++) {
 		size_t size = proto_dtype_size(jobs[i].dtype);
-		in_off[i] = align_up(in_bytes, 16) + jobs[i].misalign * size;
-		in_bytes = in_off[i] + jobs[i].n * size;
-		if (jobs[i].kind == KERN_SCAN && !jobs[i].in_place) {
-			out_off[i] = align_up(out_bytes, 16);
-			out_bytes = out_off[i] + jobs[i].n * size;
-		} else if (jobs[i].kind == KERN_REDUCE) {
-			out_off[i] = align_up(out_bytes, 16);
-			out_bytes = out_off[i] + 8;
+		unsigned nparts = job_parts(&jobs[i]);
+		assert_true(nparts <= KERN_MAX_PARTS && (nparts == 1 || nparts <= jobs[i].n));
+		for (unsigned k = 0; k < nparts; k++) {
+			size_t part_n = part_begin(&jobs[i], k + 1) - part_begin(&jobs[i], k);
+			/* Parts lie 16 bytes apart, each misaligned differently. */
+			unsigned misalign = (jobs[i].misalign + k) % (unsigned)(16 / size);
+			off[i].in[k] = align_up(in_bytes, 16) + (k ? 16 : 0) + misalign * size;
+			in_bytes = off[i].in[k] + part_n * size;
+			if (jobs[i].kind == KERN_SCAN && !jobs[i].in_place) {
+				off[i].out[k] = align_up(out_bytes, 16) + (k ? 16 + (k % 2) * size : 0);
+				out_bytes = off[i].out[k] + part_n * size;
+			}
+		}
+		if (jobs[i].kind == KERN_REDUCE) {
+			off[i].out[0] = align_up(out_bytes, 16);
+			out_bytes = off[i].out[0] + 8;
 		}
 	}
 	/* Inputs live in host-visible memory that the kernels also write for in-place scans. */
@@ -71,8 +95,18 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 	assert_int_equal(gpu_buffer_create(gpu, out_bytes, GPU_MEMORY_READBACK, &out), 0);
 	for (size_t i = 0; i < count; i++) {
 		size_t size = proto_dtype_size(jobs[i].dtype);
-		if (jobs[i].n)
-			memcpy((char *)in.map + in_off[i], jobs[i].input, jobs[i].n * size);
+		unsigned nparts = job_parts(&jobs[i]);
+		for (unsigned k = 0; k < nparts; k++) {
+			size_t begin = part_begin(&jobs[i], k), part_n = part_begin(&jobs[i], k + 1) - begin;
+			if (part_n)
+				memcpy((char *)in.map + off[i].in[k], (const char *)jobs[i].input + begin * size,
+				       part_n * size);
+			parts[i][k] = (struct kern_part){
+				.n = part_n,
+				.src = in.address + off[i].in[k],
+				.dst = jobs[i].in_place ? in.address + off[i].in[k] : out.address + off[i].out[k],
+			};
+		}
 		kj[i] = (struct kern_job){
 			.kind = jobs[i].kind,
 			.op = jobs[i].op,
@@ -81,9 +115,11 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 			.cmp_value = jobs[i].cmp_value,
 			.exclusive = jobs[i].exclusive,
 			.n = jobs[i].n,
-			.src = in.address + in_off[i],
-			.dst = jobs[i].in_place ? in.address + in_off[i] : out.address + out_off[i],
+			.src = parts[i][0].src,
+			.dst = jobs[i].kind == KERN_REDUCE ? out.address + off[i].out[0] : parts[i][0].dst,
 			.host_memory = jobs[i].host_memory || (jobs[i].kind == KERN_SCAN && all_host_memory()),
+			.parts = nparts > 1 ? parts[i] : NULL,
+			.part_count = nparts > 1 ? nparts : 0,
 		};
 		scratch_off[i] = align_up(scratch_bytes, 16);
 		scratch_bytes = scratch_off[i] + kern_scratch_bytes(gpu, &kj[i]);
@@ -107,21 +143,24 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 
 	for (size_t i = 0; i < count; i++) {
 		size_t size = proto_dtype_size(jobs[i].dtype);
-		if (jobs[i].kind == KERN_REDUCE)
-			jobs[i].result = kern_result_decode(&kj[i], (char *)out.map + out_off[i]);
-		else if (jobs[i].n == 0)
+		if (jobs[i].kind == KERN_REDUCE) {
+			jobs[i].result = kern_result_decode(&kj[i], (char *)out.map + off[i].out[0]);
 			continue;
-		else if (jobs[i].in_place)
-			memcpy(jobs[i].output, (char *)in.map + in_off[i], jobs[i].n * size);
-		else
-			memcpy(jobs[i].output, (char *)out.map + out_off[i], jobs[i].n * size);
+		}
+		for (unsigned k = 0; k < job_parts(&jobs[i]); k++) {
+			size_t begin = part_begin(&jobs[i], k), part_n = part_begin(&jobs[i], k + 1) - begin;
+			const struct gpu_buffer *where = jobs[i].in_place ? &in : &out;
+			uint64_t at = jobs[i].in_place ? off[i].in[k] : off[i].out[k];
+			if (part_n)
+				memcpy((char *)jobs[i].output + begin * size, (char *)where->map + at, part_n * size);
+		}
 	}
 	gpu_buffer_destroy(gpu, &in);
 	gpu_buffer_destroy(gpu, &out);
 	gpu_buffer_destroy(gpu, &scratch);
 	free(kj);
-	free(in_off);
-	free(out_off);
+	free(off);
+	free(parts);
 	free(scratch_off);
 }
 

@@ -25,6 +25,8 @@ struct host_job {
 	bool in_place;      /* scan: write the output over the input on the device */
 	bool host_memory;   /* scan: run as for host memory (kern_job.host_memory); also set for
 			     * every scan by VKR_TEST_HOST_MEMORY=1 */
+	unsigned parts;     /* > 1: the array is held as this many parts (kern_part), apart from
+			     * each other and at different misalignments, as if in several buffers */
 	void *output;       /* borrowed, scan only: n elements */
 	vkr_value result;   /* reduce: filled in */
 };

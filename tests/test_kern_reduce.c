@@ -394,6 +394,73 @@ static void test_reduce_array_larger_than_one_storage_binding(void **state)
 	free(k);
 }
 
+/* An array held in several buffers (kern_part): every op, dtype and comparison, parts of
+ * uneven sizes at different misalignments, against the whole array's reference. */
+static void test_reduce_array_in_several_parts_matches_reference(void **state)
+{
+	(void)state;
+	static const size_t part_sizes[] = { 2, 257, 4097, 65537, 1000003 };
+	static const unsigned part_counts[] = { 2, 3, 5, 7, KERN_MAX_PARTS };
+	for (unsigned op = 0; op < VKR_OP_COUNT_; op++) {
+		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+			if (!gpu_supports_dtype(gpu, d))
+				continue;
+			uint64_t rng = harness_seed() ^ ((uint64_t)op << 32) ^ ((uint64_t)d << 40) ^ 0x9a27;
+			size_t esize = proto_dtype_size(d);
+			enum { SIZES = sizeof(part_sizes) / sizeof(part_sizes[0]) };
+			struct host_job jobs[SIZES * VKR_CMP_COUNT_];
+			void *inputs[SIZES];
+			size_t count = 0;
+			for (size_t s = 0; s < SIZES; s++) {
+				inputs[s] = malloc(part_sizes[s] * esize);
+				assert_non_null(inputs[s]);
+				gen_fill(d, op, inputs[s], part_sizes[s], &rng);
+				unsigned parts = part_counts[s] < part_sizes[s] ? part_counts[s] : (unsigned)part_sizes[s];
+				unsigned variants = op == VKR_OP_COUNT ? VKR_CMP_COUNT_ : 1;
+				for (unsigned c = 0; c < variants; c++)
+					jobs[count++] = (struct host_job){
+						.kind = KERN_REDUCE, .op = op, .dtype = d, .cmp = (vkr_cmp)c,
+						.cmp_value = gen_pick(d, inputs[s], part_sizes[s], &rng),
+						.input = inputs[s], .n = part_sizes[s], .parts = parts,
+						.misalign = (unsigned)(s % (16 / esize)),
+					};
+			}
+			harness_run(gpu, jobs, count);
+			for (size_t i = 0; i < count; i++) {
+				char why[256];
+				if (!ref_reduce_check(op, d, jobs[i].cmp, jobs[i].cmp_value, jobs[i].input, jobs[i].n,
+						      jobs[i].result, why, sizeof(why)))
+					fail_msg("%s %s n=%zu in %u parts cmp=%s: %s", proto_op_name(op),
+						 proto_dtype_name(d), jobs[i].n, jobs[i].parts,
+						 proto_cmp_name(jobs[i].cmp), why);
+			}
+			for (size_t s = 0; s < SIZES; s++)
+				free(inputs[s]);
+		}
+	}
+}
+
+/* The engine refuses parts that do not describe the array. */
+static void test_reduce_parts_must_add_up(void **state)
+{
+	(void)state;
+	struct kern_part parts[2] = { { .n = 100, .src = 4096 }, { .n = 100, .src = 8192 } };
+	struct kern_job job = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_U32, .n = 201,
+				.dst = 64, .scratch = 128, .parts = parts, .part_count = 2 };
+	char msg[256];
+	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), -EINVAL);
+	job.n = 200;
+	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), 0);
+	parts[1].n = 0;
+	job.n = 100;
+	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), -EINVAL);
+	parts[1] = (struct kern_part){ .n = 100, .src = 8194 }; /* misaligned */
+	job.n = 200;
+	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), -EINVAL);
+	job.part_count = KERN_MAX_PARTS + 1;
+	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), -E2BIG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +477,8 @@ int main(void)
 		cmocka_unit_test(test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty),
 		cmocka_unit_test(test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table),
 		cmocka_unit_test(test_reduce_array_larger_than_one_storage_binding),
+		cmocka_unit_test(test_reduce_array_in_several_parts_matches_reference),
+		cmocka_unit_test(test_reduce_parts_must_add_up),
 		cmocka_unit_test(test_reduce_subnormals_are_not_flushed),
 		cmocka_unit_test(test_reduce_count_edge_values_match_reference),
 	};

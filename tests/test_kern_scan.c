@@ -1,6 +1,7 @@
 /* test_kern_scan.c: every scan op x dtype x {inclusive, exclusive} on the real device
  * against the sequential CPU reference, in place, deterministic, and past one storage
  * binding. */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -403,6 +404,72 @@ static void test_scan_array_larger_than_one_storage_binding(void **state)
 	free(out);
 }
 
+/* An array held in several buffers (kern_part): every op, dtype and kind, out of place and
+ * in place, parts of uneven sizes at different misalignments, against the whole array's
+ * reference: each part's first element carries the total of every part before it. */
+static void test_scan_array_in_several_parts_matches_reference(void **state)
+{
+	(void)state;
+	static const size_t part_sizes[] = { 2, 4097, 65537, 300007 };
+	static const unsigned part_counts[] = { 2, 3, 7, KERN_MAX_PARTS };
+	enum { SIZES = sizeof(part_sizes) / sizeof(part_sizes[0]), KINDS = 4 };
+	for (unsigned op = 0; op < VKR_OP_COUNT; op++) {
+		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+			if (!gpu_supports_dtype(gpu, d))
+				continue;
+			uint64_t rng = harness_seed() ^ ((uint64_t)op << 32) ^ ((uint64_t)d << 40) ^ 0x5ca7;
+			size_t esize = proto_dtype_size(d);
+			struct host_job jobs[SIZES * KINDS];
+			void *inputs[SIZES * KINDS], *outputs[SIZES * KINDS];
+			for (size_t s = 0; s < SIZES; s++) {
+				for (unsigned kind = 0; kind < KINDS; kind++) {
+					size_t j = s * KINDS + kind, n = part_sizes[s];
+					/* In place overwrites the input: each job has its own copy. */
+					inputs[j] = malloc(n * esize);
+					outputs[j] = malloc(n * esize);
+					assert_non_null(inputs[j]);
+					assert_non_null(outputs[j]);
+					gen_fill(d, op, inputs[j], n, &rng);
+					jobs[j] = (struct host_job){
+						.kind = KERN_SCAN, .op = op, .dtype = d, .exclusive = kind & 1,
+						.in_place = kind & 2, .input = inputs[j], .n = n,
+						.output = outputs[j], .misalign = (unsigned)(j % (16 / esize)),
+						.parts = part_counts[s] < n ? part_counts[s] : (unsigned)n,
+					};
+				}
+			}
+			harness_run(gpu, jobs, SIZES * KINDS);
+			for (size_t j = 0; j < SIZES * KINDS; j++) {
+				char why[256];
+				if (!ref_scan_check(op, d, jobs[j].exclusive, jobs[j].input, jobs[j].n,
+						    jobs[j].output, why, sizeof(why)))
+					fail_msg("%s%s scan %s %s n=%zu in %u parts: %s",
+						 jobs[j].exclusive ? "exclusive" : "inclusive",
+						 jobs[j].in_place ? " in place" : "", proto_op_name(op),
+						 proto_dtype_name(d), jobs[j].n, jobs[j].parts, why);
+				free(inputs[j]);
+				free(outputs[j]);
+			}
+		}
+	}
+}
+
+/* A scan's output may not overlap another part's input. */
+static void test_scan_parts_may_not_overlap_other_parts(void **state)
+{
+	(void)state;
+	struct kern_part parts[2] = { { .n = 64, .src = 4096, .dst = 4096 },
+				      { .n = 64, .src = 8192, .dst = 8192 } };
+	struct kern_job job = { .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_U32, .n = 128,
+				.scratch = 128, .parts = parts, .part_count = 2 };
+	char msg[256];
+	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), 0); /* in place, part by part */
+	parts[0].dst = 8192 + 64;
+	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), -EINVAL);
+	parts[0].dst = 8192 + 256;
+	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +486,8 @@ int main(void)
 		cmocka_unit_test(test_scan_other_tile_scan_matches_reference),
 		cmocka_unit_test(test_scan_spanning_several_blocks_every_dtype_matches_reference),
 		cmocka_unit_test(test_scan_array_larger_than_one_storage_binding),
+		cmocka_unit_test(test_scan_array_in_several_parts_matches_reference),
+		cmocka_unit_test(test_scan_parts_may_not_overlap_other_parts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
