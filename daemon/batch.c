@@ -22,6 +22,16 @@
 #include "proto_names.h"
 #include "shm.h"
 
+/* A job's array in several buffers: where each part's input and output are, and the buffers
+ * of the job's own that hold the parts outside imported regions. */
+struct batch_parts {
+	uint32_t count;
+	struct kern_part kern[KERN_MAX_PARTS];
+	uint64_t first[KERN_MAX_PARTS];            /* element index where each part begins */
+	struct gpu_buffer own_src[KERN_MAX_PARTS]; /* size != 0: the part's input is copied here */
+	struct gpu_buffer own_dst[KERN_MAX_PARTS]; /* size != 0: the part's output lands here */
+};
+
 /* The completion thread waits in slices so that it notices a stop request. */
 #define WAIT_SLICE_NS (200ull * 1000 * 1000)
 #define MAX_IN_FLIGHT 32
@@ -60,7 +70,7 @@ struct batch {
 	size_t spare_count;
 	size_t inflight_count;
 	struct batch_job **sel;          /* owned: scratch array of max_batch_jobs */
-	struct copy_task *copies;        /* owned: scratch array of max_batch_jobs */
+	struct copy_task *copies;        /* owned: scratch array of max_batch_jobs + KERN_MAX_PARTS */
 	struct copy_pool *copy_pool;     /* owned, may be NULL: helpers for the input copies */
 	struct kern_job *kjobs;          /* owned: scratch array of max_batch_jobs */
 	struct batch_job *free_jobs;     /* owned: freed jobs kept for reuse */
@@ -275,6 +285,14 @@ void batch_job_free(struct vkrd *d, struct batch_job *job)
 		gpu_buffer_destroy(d->gpu, &job->own_dst);
 	if (job->own_scratch.size)
 		gpu_buffer_destroy(d->gpu, &job->own_scratch);
+	if (job->parts) {
+		for (uint32_t i = 0; i < job->parts->count; i++) {
+			gpu_buffer_destroy(d->gpu, &job->parts->own_src[i]);
+			gpu_buffer_destroy(d->gpu, &job->parts->own_dst[i]);
+		}
+		free(job->parts);
+		job->parts = NULL;
+	}
 	if (b && b->free_count < FREE_JOBS_MAX) {
 		job->next = b->free_jobs;
 		b->free_jobs = job;
@@ -345,6 +363,118 @@ static int alloc_space(struct batch *b, struct gpu_ring *ring, struct gpu_buffer
 	return 0;
 }
 
+uint64_t batch_max_array_bytes(const struct gpu *gpu)
+{
+	/* Within 15 * part_bytes, each side (input, output) has at most 15 buffer ends (pieces of
+	 * an imported region, or buffers of the job's own): 1 + 2 * 15 parts at most. */
+	return (uint64_t)(KERN_MAX_PARTS / 2 - 1) * gpu_array_part_bytes(gpu);
+}
+
+/* Elements from element pos of an array to the end of the buffer that holds it: a piece of
+ * an imported region, or else a buffer of the job's own, one every part_bytes. */
+static uint64_t run_to_buffer_end(const struct shm_region *region, uint64_t offset, uint64_t pos,
+				  uint64_t esize, uint64_t part_bytes)
+{
+	if (region && region->imported) {
+		uint64_t contiguous;
+		shm_region_address(region, offset + pos * esize, &contiguous);
+		return contiguous / esize;
+	}
+	return (part_bytes - pos * esize % part_bytes) / esize;
+}
+
+/* Whether the job's input and (for a scan) output each lie in one buffer. */
+static bool fits_one_buffer(const struct gpu *gpu, const struct batch_job *job)
+{
+	const struct kern_job *k = &job->kern;
+	uint64_t esize = proto_dtype_size(k->dtype), bytes = k->n * esize, contiguous;
+	uint64_t limit = gpu_get_info(gpu)->array_buffer_limit;
+	if (bytes == 0)
+		return true;
+	if (job->src_region && job->src_region->imported) {
+		shm_region_address(job->src_region, job->src_offset, &contiguous);
+		if (contiguous < bytes)
+			return false;
+	} else if (bytes > limit) {
+		return false;
+	}
+	if (k->kind != KERN_SCAN)
+		return true;
+	if (job->dst_region && job->dst_region->imported) {
+		shm_region_address(job->dst_region, job->dst_offset, &contiguous);
+		return contiguous >= bytes;
+	}
+	return bytes <= limit;
+}
+
+/* Splits the job's array where a buffer of its input or output ends and gives each part its
+ * addresses: in an imported region, or in buffers of the job's own (host memory, as for a
+ * large input or output of one buffer). Placed once: a job placed again keeps its parts. */
+static int place_parts(struct batch *b, struct batch_job *job)
+{
+	struct kern_job *k = &job->kern;
+	struct gpu *gpu = b->d->gpu;
+	uint64_t esize = proto_dtype_size(k->dtype);
+	uint64_t part_bytes = gpu_array_part_bytes(gpu);
+	struct batch_parts *p = job->parts;
+	int r;
+
+	if (p) {
+		k->parts = p->kern;
+		k->part_count = p->count;
+		return 0;
+	}
+	p = job->parts = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (uint64_t pos = 0; pos < k->n; p->count++) {
+		if (p->count == KERN_MAX_PARTS)
+			return -E2BIG; /* batch_max_array_bytes() keeps requests below this */
+		uint64_t len = k->n - pos;
+		uint64_t run = run_to_buffer_end(job->src_region, job->src_offset, pos, esize, part_bytes);
+		if (run < len)
+			len = run;
+		if (k->kind == KERN_SCAN) {
+			run = run_to_buffer_end(job->dst_region, job->dst_offset, pos, esize, part_bytes);
+			if (run < len)
+				len = run;
+		}
+		p->first[p->count] = pos;
+		p->kern[p->count].n = len;
+		pos += len;
+	}
+	for (uint32_t i = 0; i < p->count; i++) {
+		struct kern_part *part = &p->kern[i];
+		uint64_t at = p->first[i] * esize, bytes = part->n * esize, contiguous;
+		if (job->src_region && job->src_region->imported) {
+			part->src = shm_region_address(job->src_region, job->src_offset + at, &contiguous);
+		} else {
+			/* Host RAM, as for any large input (alloc_space), else host-visible memory. */
+			r = gpu_buffer_create(gpu, bytes, GPU_MEMORY_STAGING, &p->own_src[i]);
+			if (r)
+				r = gpu_buffer_create(gpu, bytes, GPU_MEMORY_UPLOAD, &p->own_src[i]);
+			if (r)
+				return r;
+			b->d->stats.dedicated_buffers++;
+			part->src = p->own_src[i].address;
+		}
+		if (k->kind != KERN_SCAN)
+			continue;
+		if (job->dst_region && job->dst_region->imported) {
+			part->dst = shm_region_address(job->dst_region, job->dst_offset + at, &contiguous);
+		} else {
+			r = gpu_buffer_create(gpu, bytes, GPU_MEMORY_READBACK, &p->own_dst[i]);
+			if (r)
+				return r;
+			b->d->stats.dedicated_buffers++;
+			part->dst = p->own_dst[i].address;
+		}
+	}
+	k->parts = p->kern;
+	k->part_count = p->count;
+	return 0;
+}
+
 /* Gives the job its input, output and scratch addresses. force: make room with buffers of
  * the job's own when a ring is full (used when nothing else could free ring space). */
 static int place(struct batch *b, struct batch_job *job, bool force)
@@ -354,15 +484,26 @@ static int place(struct batch *b, struct batch_job *job, bool force)
 	uint64_t bytes = k->n * esize;
 	uint64_t scratch_bytes;
 	void *host = NULL;
+	bool in_parts = job->parts || !fits_one_buffer(b->d->gpu, job);
 	int r;
 
+	if (in_parts) {
+		r = place_parts(b, job);
+		if (r)
+			return r;
+		job->src_host = NULL;
+		job->dst_host = NULL;
+	}
 	/* Output first: the reduce slot's address also serves as the input of an empty
 	 * reduction, which reads nothing. */
 	if (k->kind == KERN_REDUCE) {
 		r = alloc_space(b, &b->readback, &job->own_dst, GPU_MEMORY_READBACK, 8, 8, force, &k->dst, &host);
 		job->dst_host = host;
+	} else if (in_parts) {
+		r = 0;
 	} else if (job->dst_region && job->dst_region->imported) {
-		k->dst = job->dst_region->import.address + job->dst_offset;
+		uint64_t contiguous;
+		k->dst = shm_region_address(job->dst_region, job->dst_offset, &contiguous);
 		job->dst_host = (char *)job->dst_region->map + job->dst_offset;
 		r = 0;
 	} else {
@@ -373,11 +514,14 @@ static int place(struct batch *b, struct batch_job *job, bool force)
 	if (r)
 		return r;
 
-	if (bytes == 0) {
+	if (in_parts) {
+		/* placed by place_parts */
+	} else if (bytes == 0) {
 		k->src = k->dst;
 		job->src_host = NULL;
 	} else if (job->src_region && job->src_region->imported) {
-		k->src = job->src_region->import.address + job->src_offset;
+		uint64_t contiguous;
+		k->src = shm_region_address(job->src_region, job->src_offset, &contiguous);
 		job->src_host = NULL;
 	} else {
 		r = alloc_space(b, &b->upload, &job->own_src, GPU_MEMORY_UPLOAD, bytes, 16, force, &k->src, &host);
@@ -489,14 +633,27 @@ static int submit_one(struct batch *b)
 	size_t ncopies = 0;
 	for (size_t i = 0; i < count; i++) {
 		struct batch_job *job = b->sel[i];
-		uint64_t bytes = job->kern.n * proto_dtype_size(job->kern.dtype);
+		uint64_t esize = proto_dtype_size(job->kern.dtype), bytes = job->kern.n * esize;
+		const char *from = job->src_region ? (const char *)job->src_region->map + job->src_offset
+						   : job->inline_data;
 		if (job->src_host && bytes > 0)
 			b->copies[ncopies++] = (struct copy_task){
-				.dst = job->src_host,
-				.src = job->src_region ? (const char *)job->src_region->map + job->src_offset
-						       : job->inline_data,
-				.bytes = (size_t)bytes,
+				.dst = job->src_host, .src = from, .bytes = (size_t)bytes,
 			};
+		if (!job->parts)
+			continue;
+		/* The copies array has room for one batch of jobs and one job's parts. */
+		if (ncopies > d->limits.max_batch_jobs) {
+			copy_pool_run(b->copy_pool, b->copies, ncopies);
+			ncopies = 0;
+		}
+		for (uint32_t p = 0; p < job->parts->count; p++)
+			if (job->parts->own_src[p].size)
+				b->copies[ncopies++] = (struct copy_task){
+					.dst = job->parts->own_src[p].map,
+					.src = from + job->parts->first[p] * esize,
+					.bytes = (size_t)(job->parts->kern[p].n * esize),
+				};
 	}
 	copy_pool_run(b->copy_pool, b->copies, ncopies);
 	for (size_t i = 0; i < count; i++) {
@@ -712,6 +869,19 @@ static char *encode_reduce_reply(char *p, uint32_t msgid, const struct kern_job 
 	return put_uint(p, k->n);
 }
 
+/* Copies a scan's output from where the device wrote it (not an imported region) to dst. */
+static void copy_result(const struct batch_job *job, char *dst)
+{
+	uint64_t esize = proto_dtype_size(job->kern.dtype);
+	if (!job->parts) {
+		memcpy(dst, job->dst_host, job->kern.n * esize);
+		return;
+	}
+	for (uint32_t p = 0; p < job->parts->count; p++)
+		memcpy(dst + job->parts->first[p] * esize, job->parts->own_dst[p].map,
+		       job->parts->kern[p].n * esize);
+}
+
 static void reply_job(struct batch_job *job)
 {
 	struct conn *conn = job->conn;
@@ -728,9 +898,10 @@ static void reply_job(struct batch_job *job)
 		return;
 	}
 	if (job->dst_region) {
-		/* Without host import the result went through the readback ring. */
+		/* Without host import the result went through the readback ring, or buffers of
+		 * the job's own. */
 		if (!job->dst_region->imported)
-			memcpy((char *)job->dst_region->map + job->dst_offset, job->dst_host, bytes);
+			copy_result(job, (char *)job->dst_region->map + job->dst_offset);
 		pk = conn_reply_begin(conn, job->msgid);
 		msgpack_pack_map(pk, 1);
 		stats_pack_str(pk, "count");
@@ -742,7 +913,13 @@ static void reply_job(struct batch_job *job)
 	msgpack_pack_map(pk, 1);
 	stats_pack_str(pk, "data");
 	msgpack_pack_bin(pk, (size_t)bytes);
-	msgpack_pack_bin_body(pk, job->dst_host, (size_t)bytes);
+	if (!job->parts) {
+		msgpack_pack_bin_body(pk, job->dst_host, (size_t)bytes);
+	} else {
+		uint64_t esize = proto_dtype_size(k->dtype);
+		for (uint32_t p = 0; p < job->parts->count; p++)
+			msgpack_pack_bin_body(pk, job->parts->own_dst[p].map, (size_t)(job->parts->kern[p].n * esize));
+	}
 	conn_reply_end(conn);
 }
 
@@ -1043,7 +1220,7 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 	}
 	b->sel = calloc(d->limits.max_batch_jobs, sizeof(*b->sel));
 	b->kjobs = calloc(d->limits.max_batch_jobs, sizeof(*b->kjobs));
-	b->copies = calloc(d->limits.max_batch_jobs, sizeof(*b->copies));
+	b->copies = calloc(d->limits.max_batch_jobs + KERN_MAX_PARTS, sizeof(*b->copies));
 	if (!b->sel || !b->kjobs || !b->copies) {
 		snprintf(err, err_size, "out of memory for %" PRIu64 " batch jobs", d->limits.max_batch_jobs);
 		r = -ENOMEM;

@@ -23,6 +23,7 @@ struct conn;
 struct shm_region;
 struct batch;
 struct rxbuf;
+struct batch_parts;
 
 /* One reduce or scan request, from validation to reply. */
 struct batch_job {
@@ -46,6 +47,9 @@ struct batch_job {
 	struct gpu_buffer own_scratch;  /* owned when size != 0 */
 	void *src_host;                 /* may be NULL: where the input is copied to */
 	const void *dst_host;           /* may be NULL: where the result is read from */
+	/* Owned, may be NULL: an array larger than one buffer, placed in parts (then src_host is
+	 * NULL, and dst_host too for a scan: batch_parts says where each part is). */
+	struct batch_parts *parts;
 };
 
 /* Per-connection queue, embedded in struct conn and managed only by batch.c. */
@@ -74,6 +78,11 @@ bool batch_idle(const struct batch *batch);
  * already on the GPU is left to complete and be answered. Returns the number answered. Used
  * when a shutdown's drain timeout expires. */
 size_t batch_fail_queued(struct batch *batch, int code, const char *what);
+
+/* The largest array one request may hold: the parts the engine takes (KERN_MAX_PARTS),
+ * split where the buffers of its input and of its output end, each at most
+ * gpu_array_part_bytes() (30 GiB on the H200, beyond KERN_MAX_ELEMENTS of any dtype). */
+uint64_t batch_max_array_bytes(const struct gpu *gpu);
 
 /* A zeroed job from the batch's free list (or malloc), or NULL when out of memory. */
 struct batch_job *batch_job_alloc(struct batch *batch);

@@ -74,7 +74,7 @@ static void method_hello(struct conn *conn, uint32_t msgid, const msgpack_object
 	stats_pack_str(pk, "protocol");
 	msgpack_pack_uint32(pk, 1);
 	stats_pack_str(pk, "device");
-	msgpack_pack_map(pk, 12);
+	msgpack_pack_map(pk, 13);
 	stats_pack_str(pk, "name");
 	stats_pack_str(pk, info->name);
 	stats_pack_str(pk, "type");
@@ -98,7 +98,9 @@ static void method_hello(struct conn *conn, uint32_t msgid, const msgpack_object
 	stats_pack_str(pk, "max_storage_buffer_range");
 	msgpack_pack_uint64(pk, info->max_storage_buffer_range);
 	stats_pack_str(pk, "max_buffer_bytes");
-	msgpack_pack_uint64(pk, gpu_largest_buffer(d->gpu));
+	msgpack_pack_uint64(pk, info->array_buffer_limit);
+	stats_pack_str(pk, "max_array_bytes");
+	msgpack_pack_uint64(pk, batch_max_array_bytes(d->gpu));
 	/* Only the dtypes this device runs, so a client can choose before it sends. */
 	stats_pack_str(pk, "ops");
 	msgpack_pack_array(pk, VKR_OP_COUNT_);
@@ -226,8 +228,19 @@ static void compute_enqueue(struct conn *conn, uint32_t msgid, const struct disp
 		return;
 	}
 
+	/* An array larger than one buffer is held in several (batch.c), up to a limit. */
+	if (bytes > batch_max_array_bytes(d->gpu)) {
+		conn_reply_error(conn, msgid, VKR_WIRE_TOO_LARGE,
+				 "src.count: %" PRIu64 " elements are %" PRIu64 " bytes, more than the %" PRIu64
+				 " bytes one request may hold on this device (%s)", c.src.count, bytes,
+				 batch_max_array_bytes(d->gpu), gpu_get_info(d->gpu)->name);
+		return;
+	}
+
 	/* The engine has the last word on op, dtype and n; addresses are placeholders (aligned)
-	 * until the job is placed in a batch. */
+	 * until the job is placed in a batch, in parts of gpu_array_part_bytes() where the array
+	 * is larger than one buffer (placement also cuts it where an imported region's pieces
+	 * end, within the same limits: batch_max_array_bytes()). */
 	memset(&kj, 0, sizeof(kj));
 	kj.kind = kind;
 	kj.op = c.op;
@@ -237,6 +250,17 @@ static void compute_enqueue(struct conn *conn, uint32_t msgid, const struct disp
 	kj.exclusive = c.exclusive;
 	kj.n = c.src.count;
 	kj.src = kj.dst = kj.scratch = 4096;
+	struct kern_part parts[KERN_MAX_PARTS];
+	if (bytes > gpu_get_info(d->gpu)->array_buffer_limit) {
+		uint64_t part_n = gpu_array_part_bytes(d->gpu) / esize;
+		for (uint64_t first = 0; first < kj.n; first += part_n, kj.part_count++) {
+			uint64_t address = 4096 + kj.part_count * 2 * gpu_array_part_bytes(d->gpu);
+			parts[kj.part_count] = (struct kern_part){
+				.n = kj.n - first < part_n ? kj.n - first : part_n, .src = address, .dst = address,
+			};
+		}
+		kj.parts = parts;
+	}
 	r = kern_validate(d->gpu, &kj, msg, sizeof(msg));
 	if (r) {
 		conn_reply_error(conn, msgid, r == -E2BIG ? VKR_WIRE_TOO_LARGE : VKR_WIRE_INVALID_ARGUMENT,

@@ -448,6 +448,14 @@ static void read_info(struct gpu *gpu)
 	info->max_allocation_size = m3.maxMemoryAllocationSize;
 	info->max_buffer_size = base.apiVersion >= VK_API_VERSION_1_3 ? m4.maxBufferSize
 								       : m3.maxMemoryAllocationSize;
+	info->array_buffer_limit = gpu_largest_buffer(gpu);
+	/* VKR_MAX_ARRAY_BUFFER_BYTES: hold arrays in buffers of at most this many bytes (64 KiB
+	 * or more), so that tests on any device exercise arrays in several buffers and regions
+	 * imported in pieces, which real devices need only beyond gigabytes. */
+	const char *array_limit = getenv("VKR_MAX_ARRAY_BUFFER_BYTES");
+	uint64_t want = array_limit && *array_limit ? strtoull(array_limit, NULL, 10) : 0;
+	if (want >= (64u << 10) && want < info->array_buffer_limit)
+		info->array_buffer_limit = want;
 	info->host_import = gpu->has_host_import_ext;
 	info->host_import_alignment = gpu->has_host_import_ext ? host.minImportedHostPointerAlignment : 0;
 	info->timestamp_period_ns = p->limits.timestampPeriod;

@@ -58,6 +58,9 @@ struct gpu_info {
 	uint32_t max_workgroup_count_x;
 	uint64_t max_allocation_size;
 	uint64_t max_buffer_size;
+	/* The largest buffer an array, or one part of one, is held in: gpu_largest_buffer(), or
+	 * less where VKR_MAX_ARRAY_BUFFER_BYTES says (tests of arrays in several buffers). */
+	uint64_t array_buffer_limit;
 	bool shader_float64;
 	bool shader_int64;
 	bool host_import;              /* VK_EXT_external_memory_host is enabled */
@@ -126,6 +129,10 @@ struct gpu_buffer {
  * maxBufferSize where the device reports it): every buffer is one allocation, so no array
  * larger than this can be held (4,292,870,144 bytes on the H200, 2 GiB on lavapipe). */
 uint64_t gpu_largest_buffer(const struct gpu *gpu);
+/* An array larger than info.array_buffer_limit is held in parts of this many bytes (the
+ * last may be shorter): the largest power of two within the limit, so every element size
+ * divides it (2 GiB on the H200). */
+uint64_t gpu_array_part_bytes(const struct gpu *gpu);
 /* -E2BIG when size exceeds gpu_largest_buffer(). */
 int gpu_buffer_create(struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind,
 		      struct gpu_buffer *out);

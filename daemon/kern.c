@@ -360,11 +360,11 @@ static int validate_parts(const struct gpu *gpu, const struct kern_job *job, cha
 			return -EINVAL;
 		}
 		total += part.n;
-		if (bytes > gpu_largest_buffer(gpu)) {
+		if (bytes > gpu->info.array_buffer_limit) {
 			snprintf(msg, msg_size, "count: %llu elements are %llu bytes, more than the %llu bytes this "
 				 "device holds in one buffer (%s)",
 				 (unsigned long long)part.n, (unsigned long long)bytes,
-				 (unsigned long long)gpu_largest_buffer(gpu), gpu->info.name);
+				 (unsigned long long)gpu->info.array_buffer_limit, gpu->info.name);
 			return -E2BIG;
 		}
 		if (part.src % size || (job->kind == KERN_SCAN && part.dst % size)) {

@@ -126,19 +126,56 @@ void shm_region_import(struct shm_region *region, struct gpu *gpu)
 	if (region->imported || !info->host_import || align == 0 || region->size % align != 0 ||
 	    (uintptr_t)region->map % align != 0)
 		return;
-	int r = gpu_buffer_import_host(gpu, region->map, region->size, &region->import);
-	if (r == 0)
-		region->imported = true;
-	else
-		log_debug("shm: host import of %" PRIu64 " bytes failed (%d); copying instead", region->size, r);
+	/* Pieces are a power of two of at least 64 KiB, a multiple of any import alignment
+	 * Vulkan allows (a power of two no larger than the page where the pages are mapped). */
+	uint64_t piece = region->size <= info->array_buffer_limit ? region->size : gpu_array_part_bytes(gpu);
+	uint64_t count = (region->size + piece - 1) / piece;
+	if (piece % align != 0)
+		return;
+	region->imports = calloc(count, sizeof(*region->imports));
+	if (!region->imports) {
+		log_debug("shm: out of memory for %" PRIu64 " import pieces; copying instead", count);
+		return;
+	}
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t at = i * piece, bytes = region->size - at < piece ? region->size - at : piece;
+		int r = gpu_buffer_import_host(gpu, (char *)region->map + at, bytes, &region->imports[i]);
+		if (r) {
+			log_debug("shm: host import of %" PRIu64 " bytes at %" PRIu64 " failed (%d); copying instead",
+				  bytes, at, r);
+			while (i > 0)
+				gpu_buffer_destroy(gpu, &region->imports[--i]);
+			free(region->imports);
+			region->imports = NULL;
+			return;
+		}
+	}
+	region->import_count = (uint32_t)count;
+	region->piece_bytes = piece;
+	region->imported = true;
+}
+
+uint64_t shm_region_address(const struct shm_region *region, uint64_t offset, uint64_t *contiguous)
+{
+	uint64_t piece = offset / region->piece_bytes, at = offset % region->piece_bytes;
+	*contiguous = region->imports[piece].size - at;
+	return region->imports[piece].address + at;
+}
+
+static void release_imports(struct shm_region *region)
+{
+	for (uint32_t i = 0; i < region->import_count; i++)
+		gpu_buffer_destroy(region->gpu, &region->imports[i]);
+	free(region->imports);
+	region->imports = NULL;
+	region->import_count = 0;
+	region->piece_bytes = 0;
+	region->imported = false;
 }
 
 void shm_region_drop_import(struct shm_region *region)
 {
-	if (region->imported)
-		gpu_buffer_destroy(region->gpu, &region->import);
-	memset(&region->import, 0, sizeof(region->import));
-	region->imported = false;
+	release_imports(region);
 	region->gpu = NULL;
 }
 
@@ -152,8 +189,7 @@ void shm_region_unref(struct shm_region *region)
 {
 	if (!region || --region->refs > 0)
 		return;
-	if (region->imported)
-		gpu_buffer_destroy(region->gpu, &region->import);
+	release_imports(region);
 	munmap(region->map, (size_t)region->size);
 	free(region);
 }

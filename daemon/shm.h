@@ -21,9 +21,14 @@ struct shm_region {
 	void *map;              /* owned: mmap of the whole memfd */
 	uint64_t size;          /* bytes mapped (the memfd's size at registration) */
 	bool writable;          /* mapped PROT_WRITE; scan may write into it */
-	bool imported;          /* `import` is valid: the GPU addresses the pages directly */
-	struct gpu_buffer import; /* owned when imported */
-	struct gpu *gpu;        /* borrowed, may be NULL: the device of `import` */
+	bool imported;          /* `imports` are valid: the GPU addresses the pages directly */
+	/* Owned when imported: the region in pieces of piece_bytes (the last may be shorter), one
+	 * buffer each, as no buffer may be larger than the device's array buffer limit; a region
+	 * within the limit is one piece. */
+	struct gpu_buffer *imports;
+	uint32_t import_count;
+	uint64_t piece_bytes;
+	struct gpu *gpu;        /* borrowed, may be NULL: the device of `imports` */
 };
 
 /*
@@ -43,6 +48,9 @@ void shm_region_import(struct shm_region *region, struct gpu *gpu);
 /* Releases the import (before its device is destroyed); the mapping stays. The caller
  * guarantees that no pending GPU work uses it. */
 void shm_region_drop_import(struct shm_region *region);
+/* Where byte offset of an imported region is on the device, and how many bytes from there
+ * lie in the same piece (one buffer). */
+uint64_t shm_region_address(const struct shm_region *region, uint64_t offset, uint64_t *contiguous);
 /* Drops a reference; the last one unmaps. The caller guarantees that no pending GPU work
  * uses the region once its own reference is gone. Accepts NULL. */
 void shm_region_unref(struct shm_region *region);

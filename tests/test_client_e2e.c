@@ -309,43 +309,161 @@ static void test_bad_region_requests_are_refused_and_connection_serves_on(void *
 	vkr_shm_free(shm);
 }
 
-/* An array larger than one device buffer (device.max_buffer_bytes in hello: 2 GiB on
- * lavapipe) is refused as too large with a message naming the limit, while a small range of
- * the same region is served. The region is a sparse memfd: only the pages read are touched. */
-static void test_array_beyond_the_largest_device_buffer_is_too_large(void **state)
+/* Arrays larger than one device buffer are held in several (parts of the array, and pieces of
+ * imported regions). Real devices need that only beyond gigabytes (4,292,870,144 bytes on the
+ * H200), so this test runs a daemon of its own that holds at most 64 KiB per buffer
+ * (VKR_MAX_ARRAY_BUFFER_BYTES): every op and dtype inline, reductions and scans between
+ * regions whose pieces end at other elements than the array's parts, in place, and the
+ * request too large for the parts one request may span. */
+#define PART_LIMIT 65536u
+
+static uint64_t hello_uint(vkr_client *c, const char *key)
+{
+	vkr_kvlist *kv;
+	assert_int_equal(vkr_hello(c, "test_client_e2e", &kv), 0);
+	const vkr_kv *item = vkr_kvlist_find(kv, key);
+	assert_non_null(item);
+	assert_int_equal(item->type, VKR_KV_UINT);
+	uint64_t v = item->v.u;
+	vkr_kvlist_free(kv);
+	return v;
+}
+
+static double stat_of(vkr_client *c, const char *key)
+{
+	vkr_kvlist *kv;
+	assert_int_equal(vkr_stats(c, &kv), 0);
+	double v = vkr_kvlist_number(kv, key, -1);
+	vkr_kvlist_free(kv);
+	return v;
+}
+
+static void check_parts_reduce(vkr_client *c, vkr_op op, vkr_dtype t, const void *data, size_t n,
+                               const vkr_reduce_opts *opts, int err, vkr_value got, const char *how)
+{
+	char why[256];
+	if (err != 0)
+		fail_msg("%s %s %s n=%zu: %s (%s)", how, op_names[op], dtype_names[t], n, vkr_strerror(err),
+		         vkr_last_error_message(c));
+	if (!ref_reduce_ok(op, t, data, n, opts, got, why, sizeof(why)))
+		fail_msg("%s %s %s n=%zu: %s", how, op_names[op], dtype_names[t], n, why);
+}
+
+static void check_parts_scan(vkr_client *c, vkr_op op, vkr_dtype t, const void *data, size_t n,
+                             bool exclusive, int err, const void *got, const char *how)
+{
+	char why[256];
+	if (err != 0)
+		fail_msg("%s %s scan %s n=%zu: %s (%s)", how, op_names[op], dtype_names[t], n,
+		         vkr_strerror(err), vkr_last_error_message(c));
+	if (!ref_scan_ok(op, t, data, n, exclusive, got, why, sizeof(why)))
+		fail_msg("%s %s%s scan %s n=%zu: %s", how, exclusive ? "exclusive " : "", op_names[op],
+		         dtype_names[t], n, why);
+}
+
+static void test_arrays_in_several_buffers_match_cpu(void **state)
 {
 	(void)state;
+	struct ref_daemon small;
+	vkr_client *c;
+	char limit[32];
+	snprintf(limit, sizeof(limit), "%u", PART_LIMIT);
+	assert_int_equal(setenv("VKR_MAX_ARRAY_BUFFER_BYTES", limit, 1), 0);
+	int started = ref_daemon_start(&small, NULL);
+	unsetenv("VKR_MAX_ARRAY_BUFFER_BYTES");
+	assert_int_equal(started, 0);
+	assert_int_equal(vkr_connect(small.socket, &c), 0);
+	assert_int_equal(hello_uint(c, "device.max_buffer_bytes"), PART_LIMIT);
+	uint64_t max_array = hello_uint(c, "device.max_array_bytes");
+	assert_int_equal(max_array, 15 * PART_LIMIT);
 	vkr_kvlist *kv;
-	assert_int_equal(vkr_hello(cl, "test_client_e2e", &kv), 0);
-	const vkr_kv *largest_kv = vkr_kvlist_find(kv, "device.max_buffer_bytes");
-	assert_non_null(largest_kv);
-	assert_int_equal(largest_kv->type, VKR_KV_UINT);
-	uint64_t largest = largest_kv->v.u;
+	assert_int_equal(vkr_hello(c, "test_client_e2e", &kv), 0);
+	bool host_import = vkr_kvlist_number(kv, "device.host_import", 0) != 0;
 	vkr_kvlist_free(kv);
-	assert_true(largest >= (1u << 20));
-	uint64_t bytes = (largest + 8192) & ~(uint64_t)4095;
-	uint64_t n = bytes / 8;
-	if (n > ((uint64_t)1 << 31)) {
-		/* The per-request element limit (2^31 f64) would refuse it first. */
-		skip();
+
+	/* Inline: each input and output in buffers of the daemon's own, 64 KiB at most. */
+	size_t n = 100003; /* 6 or 12 parts, the last one short */
+	/* in: room for the largest array one request may hold, and one element more. */
+	unsigned char *in = calloc(1, max_array + 8), *out = malloc(n * 8);
+	assert_non_null(in);
+	assert_non_null(out);
+	for (int t = 0; t < VKR_DTYPE_COUNT_; t++) {
+		for (int op = VKR_OP_SUM; op <= VKR_OP_MAX; op++) {
+			vkr_value got;
+			ref_fill(&rng, (vkr_op)op, (vkr_dtype)t, in, n);
+			int err = vkr_reduce(c, (vkr_op)op, (vkr_dtype)t, in, n, NULL, &got);
+			check_parts_reduce(c, (vkr_op)op, (vkr_dtype)t, in, n, NULL, err, got, "inline");
+			for (int e = 0; e < 2; e++) {
+				err = vkr_scan(c, (vkr_op)op, (vkr_dtype)t, in, n, e, out);
+				check_parts_scan(c, (vkr_op)op, (vkr_dtype)t, in, n, e, err, out, "inline");
+			}
+		}
+		vkr_reduce_opts gt = { .cmp = VKR_CMP_GT };
+		vkr_value got;
+		int err = vkr_reduce(c, VKR_OP_COUNT, (vkr_dtype)t, in, n, &gt, &got);
+		check_parts_reduce(c, VKR_OP_COUNT, (vkr_dtype)t, in, n, &gt, err, got, "inline");
 	}
-	vkr_shm *shm;
-	vkr_region r;
+
+	assert_true(stat_of(c, "dedicated_buffers") > 0); /* the inline parts' buffers */
+
+	/* Shared memory: regions of 1 MiB + 4 KiB, imported in 64 KiB pieces where the device
+	 * imports host memory. The source starts 12 bytes and the output 40,008 bytes into their
+	 * regions, so the pieces of the two end at different elements and the array is cut at
+	 * both; then a scan in place. */
+	size_t region_bytes = (1u << 20) + 4096;
+	vkr_shm *a, *b;
+	vkr_region ra, rb;
+	assert_int_equal(vkr_shm_create(region_bytes, &a), 0);
+	assert_int_equal(vkr_shm_create(region_bytes, &b), 0);
+	assert_int_equal(vkr_shm_register(c, a, true, &ra), 0);
+	assert_int_equal(vkr_shm_register(c, b, true, &rb), 0);
+	size_t m = 110000; /* i32: 440,000 bytes, 7 or more parts */
+	int32_t *src = (int32_t *)((char *)vkr_shm_data(a) + 12);
+	int32_t *dst = (int32_t *)((char *)vkr_shm_data(b) + 40008);
+	ref_fill(&rng, VKR_OP_SUM, VKR_DTYPE_I32, src, m);
+	memcpy(in, src, m * 4);
+	double own_buffers = stat_of(c, "dedicated_buffers");
+	for (int op = VKR_OP_SUM; op <= VKR_OP_MAX; op++) {
+		vkr_value got;
+		int err = vkr_reduce_shm(c, (vkr_op)op, VKR_DTYPE_I32, ra, 12, m, NULL, &got);
+		check_parts_reduce(c, (vkr_op)op, VKR_DTYPE_I32, in, m, NULL, err, got, "shm");
+		for (int e = 0; e < 2; e++) {
+			err = vkr_scan_shm(c, (vkr_op)op, VKR_DTYPE_I32, ra, 12, m, e, rb, 40008);
+			check_parts_scan(c, (vkr_op)op, VKR_DTYPE_I32, in, m, e, err, dst, "shm to shm");
+		}
+	}
+	/* u64 in place, starting 8 bytes into a piece: 131,000 elements, 1,048,000 bytes, is more
+	 * than one request may hold here (983,040): refused; 100,000 elements run. */
+	uint64_t *whole = (uint64_t *)((char *)vkr_shm_data(a) + 8);
+	assert_int_equal(vkr_scan_shm(c, VKR_OP_SUM, VKR_DTYPE_U64, ra, 8, 131000, false, ra, 8),
+	                 VKR_ETOO_LARGE);
+	assert_non_null(strstr(vkr_last_error_message(c), "one request may hold"));
+	size_t k = 100000;
+	ref_fill(&rng, VKR_OP_SUM, VKR_DTYPE_U64, whole, k);
+	memcpy(in, whole, k * 8);
+	assert_int_equal(vkr_scan_shm(c, VKR_OP_SUM, VKR_DTYPE_U64, ra, 8, k, true, ra, 8), 0);
+	check_parts_scan(c, VKR_OP_SUM, VKR_DTYPE_U64, in, k, true, 0, whole, "shm in place");
+	/* Inline too, past the limit. */
 	vkr_value v;
-	assert_int_equal(vkr_shm_create(bytes, &shm), 0);
-	double *tail = (double *)vkr_shm_data(shm) + (n - 4);
-	for (int i = 0; i < 4; i++)
-		tail[i] = 0.5 * (i + 1);
-	assert_int_equal(vkr_shm_register(cl, shm, false, &r), 0);
-	assert_int_equal(vkr_reduce_shm(cl, VKR_OP_SUM, VKR_DTYPE_F64, r, (n - 4) * 8, 4, NULL, &v), 0);
-	assert_true(v.f64 == 5.0);
-	assert_int_equal(vkr_reduce_shm(cl, VKR_OP_SUM, VKR_DTYPE_F64, r, 0, n, NULL, &v), VKR_ETOO_LARGE);
-	/* Refused by the request's validation, before it is queued (whose allocation failure
-	 * would also answer "too large", in other words). */
-	assert_non_null(strstr(vkr_last_error_message(cl), "holds in one buffer"));
-	assert_int_equal(vkr_ping(cl), 0);
-	assert_int_equal(vkr_shm_unregister(cl, r), 0);
-	vkr_shm_free(shm);
+	assert_int_equal(vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_U64, in, max_array / 8 + 1, NULL, &v),
+	                 VKR_ETOO_LARGE);
+	assert_int_equal(vkr_ping(c), 0);
+	if (host_import) {
+		/* Every part of the shared-memory requests was a piece of an imported region. */
+		assert_true(stat_of(c, "regions_imported") == 2);
+		assert_true(stat_of(c, "dedicated_buffers") == own_buffers);
+	} else {
+		print_message("the device does not import host memory: regions were copied\n");
+	}
+
+	assert_int_equal(vkr_shm_unregister(c, ra), 0);
+	assert_int_equal(vkr_shm_unregister(c, rb), 0);
+	vkr_shm_free(a);
+	vkr_shm_free(b);
+	free(in);
+	free(out);
+	vkr_close(c);
+	assert_int_equal(ref_daemon_stop(&small), 0);
 }
 
 struct tally {
@@ -433,7 +551,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_through_shm_matches_cpu_at_offsets),
 		cmocka_unit_test(test_scan_shm_into_writable_region_matches_cpu),
 		cmocka_unit_test(test_bad_region_requests_are_refused_and_connection_serves_on),
-		cmocka_unit_test(test_array_beyond_the_largest_device_buffer_is_too_large),
+		cmocka_unit_test(test_arrays_in_several_buffers_match_cpu),
 		cmocka_unit_test(test_async_pipelined_requests_are_each_answered_once),
 		cmocka_unit_test(test_stats_count_requests_and_batches),
 	};
