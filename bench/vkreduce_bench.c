@@ -11,6 +11,8 @@
  * the operation must move at least: n * size for a reduction, 2 * n * size for a scan
  * (read + write), 2 * bytes for a copy. One size of each op and dtype (2^24, or the largest
  * below it) is checked against the CPU reference, so a fast wrong kernel cannot report.
+ * Arrays larger than the device allocates at once are held in several buffers, as the daemon
+ * holds them, and their jobs list those buffers as parts (struct kern_part).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -50,9 +52,10 @@ static void usage(FILE *f)
 		"  --max-log2 K        largest size 2^K elements (default 28 on GPUs, 22 on CPUs)\n"
 		"  --reps N            runs per figure, median reported (default 20)\n"
 		"  --reduce-only, --scan-only  (both: no kernel series, e.g. with --pcie)\n"
-		"  --pcie              also time host RAM <-> device copies (2^max-log2 x 4 bytes) by the\n"
-		"                      copy engine and by the copy kernel: each direction, then both\n"
-		"                      at once (the ceilings of requests on shared memory)\n"
+		"  --pcie              also time host RAM <-> device copies (2^max-log2 x 4 bytes, at\n"
+		"                      most one buffer) by the copy engine and by the copy kernel: each\n"
+		"                      direction, then both at once (the ceilings of requests on shared\n"
+		"                      memory)\n"
 		"  --csv FILE          also write the table as CSV\n"
 		"  --times             end each row with the local time its series finished, in\n"
 		"                      nvidia-smi's format (to line the rows up with a log of clocks)\n"
@@ -151,20 +154,21 @@ static struct gpu_buffer warm_a, warm_b;
 struct copy_ctx {
 	struct gpu_buffer *src, *dst;
 	uint64_t bytes;
+	uint64_t dst_offset; /* where in dst the bytes land (a chunk's place in the check buffer) */
 };
 
 static void record_copy(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	(void)gpu;
 	struct copy_ctx *c = ctx;
-	const VkBufferCopy region = { .srcOffset = 0, .dstOffset = 0, .size = c->bytes };
+	const VkBufferCopy region = { .srcOffset = 0, .dstOffset = c->dst_offset, .size = c->bytes };
 	vkCmdCopyBuffer(gpu_cmd_handle(cmd), c->src->handle, c->dst->handle, 1, &region);
 }
 
 static void record_copy_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	struct copy_ctx *c = ctx;
-	kern_record_copy(gpu, cmd, c->src->address, c->dst->address, c->bytes);
+	kern_record_copy(gpu, cmd, c->src->address, c->dst->address + c->dst_offset, c->bytes);
 }
 
 static void record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
@@ -222,20 +226,101 @@ static int warm_up(struct gpu *gpu)
 	return keep_busy(gpu, &warm_a, &warm_b, warm_a.size);
 }
 
+/* Most buffers one series' array is held in. Their count is 1 wherever the array fits one
+ * buffer, and 4 for 2^30 f64 on the H200 (2 GiB chunks); KERN_MAX_PARTS bounds it. */
+#define BENCH_MAX_CHUNKS 16u
+_Static_assert(BENCH_MAX_CHUNKS <= KERN_MAX_PARTS, "a job lists each chunk as one part");
+
+/* Bytes of each buffer an array of array_bytes is held in: the daemon's part size
+ * (gpu_array_part_bytes(): the largest power of two within one allocation, 2 GiB on the H200,
+ * or within VKR_MAX_ARRAY_BUFFER_BYTES, which kern_validate() holds parts to), so that every
+ * chunk boundary is a multiple of every element size and of the copy kernel's 16 bytes; but
+ * no more than the array (at least 16 bytes, room for a reduction's result slot), so that an
+ * array that fits one buffer is one buffer. */
+static uint64_t chunk_bytes_for(const struct gpu *gpu, uint64_t array_bytes)
+{
+	uint64_t chunk = gpu_array_part_bytes(gpu);
+	if (array_bytes < 16)
+		array_bytes = 16;
+	return chunk < array_bytes ? chunk : array_bytes;
+}
+
 /* The series' buffers, sized for the largest dtype and size asked for and allocated once.
  * Freeing and allocating gigabytes between dtypes was followed, on the H200, by series
  * running at half speed or less for their first tens of milliseconds (session 4, run 8:
  * the first series of four dtypes out of six, and never a later one); the cause is not
- * known, so the benchmark no longer churns its memory. */
+ * known, so the benchmark no longer churns its memory. Input and output are chunks of
+ * chunk_bytes each: chunk k holds bytes [k * chunk_bytes, (k + 1) * chunk_bytes) of the
+ * array, whatever its dtype. */
 struct series_buffers {
-	struct gpu_buffer in, out, check, scratch, staging;
+	struct gpu_buffer in[BENCH_MAX_CHUNKS], out[BENCH_MAX_CHUNKS];
+	unsigned chunks;
+	uint64_t chunk_bytes;
+	struct gpu_buffer check, scratch, staging; /* staging: one chunk */
 	void *host;
 };
 
+/* The job of a series over its buffers. An array larger than one chunk lists its chunks as
+ * parts, written to parts (BENCH_MAX_CHUNKS entries, which must outlive the recording); one
+ * that fits a chunk is a plain job (part_count 0), as it was before arrays spanned buffers. A
+ * reduction's result slot is the start of out[0]. */
+static struct kern_job series_job(const struct series_buffers *sb, enum kern_kind kind, vkr_op op,
+				  vkr_dtype dtype, uint64_t n, struct kern_part *parts)
+{
+	struct kern_job job = {
+		.kind = kind, .op = op, .dtype = dtype, .cmp = VKR_CMP_GT, .n = n, /* count: x > 0 */
+		.src = sb->in[0].address, .dst = sb->out[0].address, .scratch = sb->scratch.address,
+	};
+	uint64_t chunk_n = sb->chunk_bytes / proto_dtype_size(dtype);
+	if (n <= chunk_n)
+		return job;
+	for (uint64_t first = 0; first < n; first += chunk_n) {
+		uint32_t k = job.part_count++;
+		parts[k] = (struct kern_part){
+			.n = n - first < chunk_n ? n - first : chunk_n,
+			.src = sb->in[k].address,
+			.dst = sb->out[k].address,
+		};
+	}
+	job.parts = parts;
+	return job;
+}
+
+/* Scratch for the jobs of every op, kind and size of the dtypes asked for, built as the series
+ * build them (parts included: a scan in several buffers runs reduce-then-scan, whose scratch
+ * differs from the single pass's, and a reduction's partials add up over its parts). */
+static uint64_t series_scratch_bytes(const struct gpu *gpu, const struct options *o,
+				     const struct series_buffers *sb)
+{
+	uint64_t scratch = 0;
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!o->dtypes[d] || !gpu_supports_dtype(gpu, d))
+			continue;
+		for (unsigned op = 0; op < VKR_OP_COUNT_; op++) {
+			for (int kind = 0; kind < 2; kind++) {
+				if (kind == 1 && op == VKR_OP_COUNT)
+					continue;
+				for (int k = o->min_log2; k <= o->max_log2; k++) {
+					struct kern_part parts[BENCH_MAX_CHUNKS];
+					struct kern_job job = series_job(sb, kind ? KERN_SCAN : KERN_REDUCE, op, d,
+									 (uint64_t)1 << k, parts);
+					uint64_t bytes = kern_scratch_bytes(gpu, &job);
+					if (bytes > scratch)
+						scratch = bytes;
+				}
+			}
+		}
+	}
+	return scratch;
+}
+
 static void series_buffers_free(struct gpu *gpu, struct series_buffers *sb)
 {
-	gpu_buffer_destroy(gpu, &sb->in);
-	gpu_buffer_destroy(gpu, &sb->out);
+	for (unsigned k = 0; k < BENCH_MAX_CHUNKS; k++) {
+		gpu_buffer_destroy(gpu, &sb->in[k]);
+		gpu_buffer_destroy(gpu, &sb->out[k]);
+	}
+	sb->chunks = 0;
 	gpu_buffer_destroy(gpu, &sb->check);
 	gpu_buffer_destroy(gpu, &sb->scratch);
 	gpu_buffer_destroy(gpu, &sb->staging);
@@ -243,55 +328,73 @@ static void series_buffers_free(struct gpu *gpu, struct series_buffers *sb)
 	sb->host = NULL;
 }
 
+/* Copies bytes from the start of src into dst at dst_offset and waits: by the copy kernel,
+ * which moves whole 16-byte vectors only, or else by the copy engine. */
+static int copy_once(struct gpu *gpu, struct gpu_buffer *src, struct gpu_buffer *dst,
+		     uint64_t dst_offset, uint64_t bytes)
+{
+	struct copy_ctx c = { .src = src, .dst = dst, .bytes = bytes, .dst_offset = dst_offset };
+	uint64_t ns;
+	bool kernel = bytes % 16 == 0 && dst_offset % 16 == 0;
+	return time_once(gpu, kernel ? record_copy_kernel : record_copy, &c, &ns);
+}
+
 static int series_buffers_alloc(struct gpu *gpu, const struct options *o, struct series_buffers *sb)
 {
-	uint64_t max_n = (uint64_t)1 << o->max_log2, esize = 0, scratch = 0;
-	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
-		if (!o->dtypes[d] || !gpu_supports_dtype(gpu, d))
-			continue;
-		/* The largest a scan of max_n needs covers every reduction too. */
-		struct kern_job big = { .kind = KERN_SCAN, .dtype = d, .n = max_n };
-		uint64_t bytes = kern_scratch_bytes(gpu, &big);
-		if (bytes > scratch)
-			scratch = bytes;
-		if (proto_dtype_size(d) > esize)
+	uint64_t max_n = (uint64_t)1 << o->max_log2, esize = 0;
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++)
+		if (o->dtypes[d] && gpu_supports_dtype(gpu, d) && proto_dtype_size(d) > esize)
 			esize = proto_dtype_size(d);
-	}
 	if (esize == 0)
 		return 0;
 	uint64_t check_n = (uint64_t)1 << (o->max_log2 < 24 ? o->max_log2 : 24);
 	memset(sb, 0, sizeof(*sb));
+	sb->chunk_bytes = chunk_bytes_for(gpu, max_n * esize);
+	sb->chunks = (unsigned)((max_n * esize + sb->chunk_bytes - 1) / sb->chunk_bytes);
+	if (sb->chunks > BENCH_MAX_CHUNKS)
+		return -E2BIG; /* main() skips such sizes */
 	sb->host = malloc(max_n * esize);
 	int rc = sb->host ? 0 : -ENOMEM;
-	if (rc == 0)
-		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_DEVICE, &sb->in);
-	if (rc == 0)
-		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_DEVICE, &sb->out);
+	for (unsigned k = 0; k < sb->chunks && rc == 0; k++) {
+		rc = gpu_buffer_create(gpu, sb->chunk_bytes, GPU_MEMORY_DEVICE, &sb->in[k]);
+		if (rc == 0)
+			rc = gpu_buffer_create(gpu, sb->chunk_bytes, GPU_MEMORY_DEVICE, &sb->out[k]);
+	}
 	if (rc == 0)
 		rc = gpu_buffer_create(gpu, check_n * esize, GPU_MEMORY_READBACK, &sb->check);
+	/* The jobs' parts name the chunks' addresses, so the scratch is sized once they exist. */
 	if (rc == 0)
-		rc = gpu_buffer_create(gpu, scratch + 65536, GPU_MEMORY_DEVICE, &sb->scratch);
+		rc = gpu_buffer_create(gpu, series_scratch_bytes(gpu, o, sb), GPU_MEMORY_DEVICE, &sb->scratch);
 	if (rc == 0)
-		rc = gpu_buffer_create(gpu, max_n * esize, GPU_MEMORY_UPLOAD, &sb->staging);
-	/* Every page of the series' input and output written once before any figure is taken. */
-	if (rc == 0)
-		rc = keep_busy(gpu, &sb->out, &sb->in, max_n * esize);
+		rc = gpu_buffer_create(gpu, sb->chunk_bytes, GPU_MEMORY_UPLOAD, &sb->staging);
+	/* Every page of the series' input and output written once before any figure is taken: a
+	 * copy each way per chunk (a warm-up over every chunk would add 1.5 s per chunk; the
+	 * series warm up on chunk 0). */
+	for (unsigned k = 0; k < sb->chunks && rc == 0; k++) {
+		rc = copy_once(gpu, &sb->out[k], &sb->in[k], 0, sb->chunk_bytes);
+		if (rc == 0)
+			rc = copy_once(gpu, &sb->in[k], &sb->out[k], 0, sb->chunk_bytes);
+	}
 	if (rc < 0)
 		series_buffers_free(gpu, sb);
 	return rc;
 }
 
-/* Fills the series' input with generated data through the staging buffer, by the copy
- * kernel: the series that ran 3 to 4 times slower (session 5) all came right after an upload
- * by the copy engine (vkCmdCopyBuffer), even after a full-speed warm-up over the same
- * buffers; whether the copy engine's writes are the cause is not yet measured. */
+/* Fills the series' input with generated data through the staging buffer, a chunk at a time
+ * (each copy is waited for before the staging buffer is written again), by the copy kernel:
+ * the series that ran 3 to 4 times slower (session 5) all came right after an upload by the
+ * copy engine (vkCmdCopyBuffer), even after a full-speed warm-up over the same buffers;
+ * whether the copy engine's writes are the cause is not yet measured. */
 static int upload(struct gpu *gpu, struct series_buffers *sb, uint64_t bytes)
 {
-	memcpy(sb->staging.map, sb->host, bytes);
-	struct copy_ctx c = { .src = &sb->staging, .dst = &sb->in, .bytes = bytes };
-	uint64_t ns;
-	/* The copy kernel moves whole 16-byte vectors only. */
-	return time_once(gpu, bytes % 16 == 0 ? record_copy_kernel : record_copy, &c, &ns);
+	int rc = 0;
+	for (unsigned k = 0; (uint64_t)k * sb->chunk_bytes < bytes && rc == 0; k++) {
+		uint64_t first = (uint64_t)k * sb->chunk_bytes;
+		uint64_t len = bytes - first < sb->chunk_bytes ? bytes - first : sb->chunk_bytes;
+		memcpy(sb->staging.map, (const char *)sb->host + first, len);
+		rc = copy_once(gpu, &sb->staging, &sb->in[k], 0, len);
+	}
+	return rc;
 }
 
 static FILE *csv;
@@ -326,8 +429,11 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 {
 	uint64_t esize = proto_dtype_size(dtype);
 	uint64_t max_n = (uint64_t)1 << o->max_log2;
-	struct gpu_buffer *in = &sb->in, *out = &sb->out, *check = &sb->check;
+	struct gpu_buffer *check = &sb->check;
 	void *host = sb->host;
+	/* The warm-up before each series copies within the first chunk: over every chunk it
+	 * would take 1.5 s or more per chunk. */
+	uint64_t busy_bytes = max_n * esize < sb->chunk_bytes ? max_n * esize : sb->chunk_bytes;
 	uint64_t rng = 12345 + dtype;
 	int rc = 0;
 	/* The largest size checked against the CPU reference (the reference is slow). */
@@ -349,14 +455,12 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 			/* Over the series' own buffers: in session 5 the first series after an upload
 			 * sometimes ran 3 to 4 times slower than the same kernel later, although the
 			 * warm-up over other buffers had reached full speed. */
-			rc = keep_busy(gpu, in, out, max_n * esize);
+			rc = keep_busy(gpu, &sb->in[0], &sb->out[0], busy_bytes);
 			for (int k = o->min_log2; k <= o->max_log2 && rc == 0; k++) {
 				uint64_t n = (uint64_t)1 << k;
-				struct kern_job job = {
-					.kind = kind ? KERN_SCAN : KERN_REDUCE, .op = op, .dtype = dtype,
-					.cmp = VKR_CMP_GT, .n = n, /* count: x > 0 */ .src = in->address,
-					.dst = out->address, .scratch = sb->scratch.address,
-				};
+				struct kern_part parts[BENCH_MAX_CHUNKS]; /* read by kern_record() */
+				struct kern_job job = series_job(sb, kind ? KERN_SCAN : KERN_REDUCE, op, dtype, n,
+								 parts);
 				char msg[256];
 				rc = kern_validate(gpu, &job, msg, sizeof(msg));
 				if (rc < 0) {
@@ -371,10 +475,20 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				report(kind ? "scan" : "reduce", proto_op_name(op), dtype, n, us, bytes, copy_gbs);
 				if (k != check_log2)
 					continue;
-				/* The last run's output is still in place: check it. */
-				struct copy_ctx back = { .src = out, .dst = check, .bytes = kind ? n * esize : 8 };
-				uint64_t ns;
-				rc = time_once(gpu, record_copy, &back, &ns);
+				/* The last run's output is still in place: check it. A scan's output is
+				 * copied back chunk by chunk (byte k * chunk_bytes of the array is the start
+				 * of out[k]); a reduction's result slot is the start of out[0]. */
+				uint64_t back_bytes = kind ? n * esize : 8;
+				for (unsigned c = 0; (uint64_t)c * sb->chunk_bytes < back_bytes && rc == 0; c++) {
+					uint64_t first = (uint64_t)c * sb->chunk_bytes;
+					struct copy_ctx back = {
+						.src = &sb->out[c], .dst = check, .dst_offset = first,
+						.bytes = back_bytes - first < sb->chunk_bytes ? back_bytes - first
+											    : sb->chunk_bytes,
+					};
+					uint64_t ns;
+					rc = time_once(gpu, record_copy, &back, &ns);
+				}
 				if (rc < 0)
 					break;
 				char why[256];
@@ -395,7 +509,8 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 
 static int measure_copy(struct gpu *gpu, const struct options *o, double *gbs)
 {
-	uint64_t bytes = ((uint64_t)1 << o->max_log2) * 4;
+	/* 2^max-log2 f32 elements, or one chunk of the series' buffers where that is more. */
+	uint64_t bytes = chunk_bytes_for(gpu, ((uint64_t)1 << o->max_log2) * 4);
 	struct gpu_buffer a, b;
 	int rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_DEVICE, &a);
 	if (rc < 0)
@@ -433,7 +548,7 @@ static int measure_copy(struct gpu *gpu, const struct options *o, double *gbs)
  * into another). GB/s are per direction. */
 static int measure_pcie(struct gpu *gpu, const struct options *o)
 {
-	uint64_t bytes = ((uint64_t)1 << o->max_log2) * 4;
+	uint64_t bytes = chunk_bytes_for(gpu, ((uint64_t)1 << o->max_log2) * 4); /* as measure_copy */
 	struct gpu_buffer host_a = { 0 }, host_b = { 0 }, dev = { 0 };
 	int rc = gpu_buffer_create(gpu, bytes, GPU_MEMORY_STAGING, &host_a);
 	if (rc == 0)
@@ -554,27 +669,34 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vkreduce-bench: the device's queue has no timestamps\n");
 		return 1;
 	}
-	/* Every series buffer is one allocation of 2^max-log2 elements of the widest dtype asked
-	 * for: larger sizes than the device allocates at once are skipped, not failed on. */
-	uint64_t largest = gpu_largest_buffer(gpu);
+	/* A series' array of 2^max-log2 elements of the widest dtype asked for is held in chunks
+	 * of chunk_bytes_for() bytes, and one job spans at most KERN_MAX_ELEMENTS: sizes that
+	 * need more than BENCH_MAX_CHUNKS chunks, or more elements, are skipped, not failed on. */
+	uint64_t chunk = chunk_bytes_for(gpu, UINT64_MAX);
 	uint64_t widest = 4;
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++)
 		if (o.dtypes[d] && gpu_supports_dtype(gpu, d) && proto_dtype_size(d) > widest)
 			widest = proto_dtype_size(d);
 	int fits = o.max_log2;
-	while (fits > 0 && ((uint64_t)1 << fits) * widest > largest)
+	while (fits > 0 && ((uint64_t)1 << fits) > KERN_MAX_ELEMENTS)
 		fits--;
-	if (fits < o.max_log2) {
-		printf("(sizes above 2^%d skipped: 2^%d elements of %llu bytes exceed the %llu bytes this "
-		       "device allocates at once)\n", fits, o.max_log2, (unsigned long long)widest,
-		       (unsigned long long)largest);
-		if (fits < o.min_log2) {
-			fprintf(stderr, "vkreduce-bench: no size from 2^%d fits this device's allocations\n",
-				o.min_log2);
-			return 1;
-		}
-		o.max_log2 = fits;
+	if (fits < o.max_log2)
+		printf("(sizes above 2^%d skipped: one job spans at most %llu elements)\n", fits,
+		       (unsigned long long)KERN_MAX_ELEMENTS);
+	int fits_chunks = fits;
+	while (fits_chunks > 0 &&
+	       (((uint64_t)1 << fits_chunks) * widest + chunk - 1) / chunk > BENCH_MAX_CHUNKS)
+		fits_chunks--;
+	if (fits_chunks < fits)
+		printf("(sizes above 2^%d skipped: 2^%d elements of %llu bytes need more than %u buffers of "
+		       "%llu bytes, the most this device holds an array part in)\n", fits_chunks, fits,
+		       (unsigned long long)widest, BENCH_MAX_CHUNKS, (unsigned long long)chunk);
+	if (fits_chunks < o.min_log2) {
+		fprintf(stderr, "vkreduce-bench: no size from 2^%d fits this device's allocations\n",
+			o.min_log2);
+		return 1;
 	}
+	o.max_log2 = fits_chunks;
 	double copy_gbs = 0;
 	uint64_t warm_bytes = strcmp(info->type, "cpu") == 0 ? (16u << 20) : (256u << 20);
 	int rc = gpu_buffer_create(gpu, warm_bytes, GPU_MEMORY_DEVICE, &warm_a);
