@@ -246,11 +246,10 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 /* The single-pass scan where kern_device_scan_single_pass() says, or the job reads or writes
  * host memory (there reading the input once matters most), and the device built its
  * pipeline: they need shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory. A job
- * in several buffers runs reduce-then-scan: the single pass addresses one buffer. */
+ * in several buffers runs it part after part, each part starting from the total of those
+ * before it. */
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
-	if (part_count(job) > 1)
-		return false;
 	bool wanted = job->host_memory || kern_device_scan_single_pass(&gpu->info, job->dtype, job->op);
 	return wanted && gpu_pipeline(gpu, chained_pipeline(job)) != VK_NULL_HANDLE;
 }
@@ -285,21 +284,28 @@ static uint64_t scan_tiles(const struct gpu *gpu, const struct kern_job *job)
 /* Single-pass scratch (scan_chained.comp): the tile counter, then an entry for each tile, for
  * the aggregate of each block of SCAN_BLOCK tiles and for each block's inclusive prefix. An
  * entry is one 64-bit word per 32 bits of the value, each holding a state and those 32 bits,
- * so that a look-back reads an entry in one round trip. All of it is zeroed before the scan. */
+ * so that a look-back reads an entry in one round trip. All of it is zeroed before the scan;
+ * the parts of a job in several buffers use it in turn, zeroed before each. After it, their
+ * carries: 16 bytes per part, the total of the parts up to it. */
 #define SCAN_BLOCK 256u
 struct chained_layout {
-	uint64_t counter, states, zero_words, end;
+	uint64_t counter, states, zero_words, carries, end;
 };
 
 static struct chained_layout chained_layout(const struct gpu *gpu, const struct kern_job *job)
 {
-	uint64_t tiles = scan_tiles(gpu, job);
+	uint64_t tiles = 0;
+	for (uint32_t i = 0; i < part_count(job); i++) {
+		uint64_t t = part_tiles(gpu, job, job_part(job, i).n);
+		tiles = t > tiles ? t : tiles;
+	}
 	uint64_t entries = tiles + 2 * ((tiles + SCAN_BLOCK - 1) / SCAN_BLOCK);
 	struct chained_layout l;
 	l.counter = 0;
 	l.states = 16;
-	l.end = l.states + align16(entries * 8 * (dtype_size(job->dtype) / 4));
-	l.zero_words = l.end / 4;
+	l.carries = l.states + align16(entries * 8 * (dtype_size(job->dtype) / 4));
+	l.zero_words = l.carries / 4;
+	l.end = l.carries + (part_count(job) > 1 ? 16 * (uint64_t)part_count(job) : 0);
 	return l;
 }
 
@@ -457,6 +463,7 @@ struct scan_params {
 struct chained_params {
 	uint32_t src[2], dst[2], counter[2], states[2];
 	uint32_t n, tiles, vec_ok, patience;
+	uint32_t carry_in[2], carry_out[2];
 };
 
 struct clear_params {
@@ -507,7 +514,7 @@ static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
 		return 2;
 	if (job->n == 0)
 		return 0;
-	return single_pass(gpu, job) ? 2 : 3;
+	return single_pass(gpu, job) ? 2 * part_count(job) : 3;
 }
 
 /* Phase 0: each part's workgroups write their partials, part after part; phase 1 folds them
@@ -545,12 +552,15 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 	}
 }
 
-/* Single pass: phase 0 zeroes the flags and the tile counter, phase 1 scans. */
+/* Single pass: phase 0 zeroes the flags and the tile counter, phase 1 scans; phases 2k and
+ * 2k + 1 do the same for part k of a job in several buffers. */
 static void record_chained_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
-	uint64_t tiles = scan_tiles(rec->gpu, job);
+	uint32_t index = phase / 2;
+	struct kern_part part = job_part(job, index);
+	uint64_t tiles = part_tiles(rec->gpu, job, part.n);
 	struct chained_layout l = chained_layout(rec->gpu, job);
-	if (phase == 0) {
+	if (phase % 2 == 0) {
 		struct clear_params c = { .words = (uint32_t)l.zero_words };
 		split(c.dst, job->scratch + l.counter);
 		uint64_t groups = (l.zero_words + WG_SIZE * 8 - 1) / (WG_SIZE * 8);
@@ -558,7 +568,6 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 		return;
 	}
 	struct chained_params p = { 0 };
-	struct kern_part part = job_part(job, 0); /* the only one (single_pass) */
 	split(p.src, part.src);
 	split(p.dst, part.dst);
 	split(p.counter, job->scratch + l.counter);
@@ -567,6 +576,10 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = part.src % 16 == 0 && part.dst % 16 == 0;
 	p.patience = rec->gpu->info.scan_patience;
+	if (index > 0)
+		split(p.carry_in, job->scratch + l.carries + 16 * (uint64_t)(index - 1));
+	if (index + 1 < part_count(job))
+		split(p.carry_out, job->scratch + l.carries + 16 * (uint64_t)index);
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
 	 * their tile from a counter, so the grid's shape does not matter. */
 	uint64_t max_x = rec->gpu->info.scan_workgroups;
@@ -675,8 +688,13 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 			return rc;
 	}
 	/* Phase by phase across all jobs: one barrier per phase, whatever the batch size. The
-	 * small jobs' dispatches stand in phase 0 and need no barrier of their own. */
-	for (unsigned phase = 0; phase < 3; phase++) {
+	 * small jobs' dispatches stand in phase 0 and need no barrier of their own. A scan in
+	 * several buffers has two phases per part. */
+	unsigned phases = 3;
+	for (size_t i = 0; i < count; i++)
+		if (job_phases(gpu, &jobs[i]) > phases)
+			phases = job_phases(gpu, &jobs[i]);
+	for (unsigned phase = 0; phase < phases; phase++) {
 		bool any = phase == 0 && small;
 		for (size_t i = 0; i < count; i++) {
 			if (phase >= job_phases(gpu, &jobs[i]))

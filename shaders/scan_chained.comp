@@ -79,6 +79,11 @@ layout(push_constant, scalar) uniform Params {
 	uint tiles;
 	uint vec_ok;    // src and dst are 16-byte aligned: whole slots load and store as vectors
 	uint patience;  // rounds a workgroup waits before it does stalled work itself
+	// An array in several buffers is scanned part after part (kern_part): carry_in holds
+	// the total of the parts before this one, carry_out receives it with this part's total
+	// added (T's bits, keys included). 0: none.
+	uvec2 carry_in;
+	uvec2 carry_out;
 } pc;
 
 #define AGGREGATE 1u
@@ -569,6 +574,20 @@ T look_back(uint lid, uint tile, T total)
 	return count > 0u ? scan_op(q, inner) : q;
 }
 
+// The exclusive prefix of a tile from its look-back (has: the tile is not the first),
+// preceded by the parts before this one; writes this part's carry-out from its last tile.
+T with_parts_before(uint lid, uint tile, inout bool has, T excl, T total)
+{
+	if (pc.carry_in != uvec2(0u)) {
+		T before = Elems(pc.carry_in).v[0];
+		excl = has ? scan_op(before, excl) : before;
+		has = true;
+	}
+	if (lid == 0u && tile == pc.tiles - 1u && pc.carry_out != uvec2(0u))
+		Elems(pc.carry_out).v[0] = has ? scan_op(excl, total) : total;
+	return excl;
+}
+
 void main()
 {
 	// Invocation lid owns slots lid and lid + 256 (numbered by subgroup and lane where the
@@ -606,6 +625,7 @@ void main()
 		// depend on how the look-back found excl.
 		bool has_excl = tile > 0u;
 		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
+		excl = with_parts_before(lid, tile, has_excl, excl, total);
 		uint lane = gl_SubgroupInvocationID;
 		bool has = gl_SubgroupID > 0u;
 		T run = chunk_prefix; // everything in the tile before this row of the chunk
@@ -640,7 +660,9 @@ void main()
 	T slot_prefix[2];
 	tile_downsweep(lid, state, slot_prefix);
 
-	T excl = tile == 0u ? SCAN_NEUTRAL : look_back(lid, tile, total);
+	bool has_excl = tile > 0u;
+	T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
+	excl = with_parts_before(lid, tile, has_excl, excl, total);
 
 	T prefix[2] = { scan_op(excl, slot_prefix[0]), scan_op(excl, slot_prefix[1]) };
 	store_tile(lid, tile, prefix, vals);
