@@ -28,8 +28,9 @@ enum kern_kind { KERN_REDUCE, KERN_SCAN };
 /* The piece of a job's array that lies in one buffer. No buffer is larger than one device
  * allocation (gpu_largest_buffer(): 4,292,870,144 bytes on the H200), so a larger array is
  * held in several, and its job lists them in order. A reduction folds the parts' partials
- * together; a scan carries each part's total into the next (reduce-then-scan: the single
- * pass numbers its tiles within one buffer). */
+ * together; a scan runs part after part, each starting from the total of those before it
+ * (the single pass: two phases per part; reduce-then-scan: each part's tiles numbered after
+ * the previous part's). */
 struct kern_part {
 	uint64_t n;   /* elements, > 0 */
 	uint64_t src; /* device address of the part's input, aligned to the element size */
@@ -63,7 +64,7 @@ struct kern_job {
 /* Checks a job against the device: 0, -EINVAL (op not valid for the kind, min/max of an
  * empty array, misaligned address, parts that do not add up or overlap), -ENOTSUP (dtype not
  * supported by the device), -E2BIG (more than KERN_MAX_ELEMENTS, more than KERN_MAX_PARTS
- * parts, or a part of more bytes than gpu_largest_buffer()). msg (if not NULL) receives a
+ * parts, or a part of more bytes than info.array_buffer_limit). msg (if not NULL) receives a
  * one-line reason. */
 int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size);
 
