@@ -287,8 +287,8 @@ static struct kern_job series_job(const struct series_buffers *sb, enum kern_kin
 }
 
 /* Scratch for the jobs of every op, kind and size of the dtypes asked for, built as the series
- * build them (parts included: a scan in several buffers runs reduce-then-scan, whose scratch
- * differs from the single pass's, and a reduction's partials add up over its parts). */
+ * build them (parts included: a scan in several buffers adds a carry per part to the single
+ * pass's scratch, and a reduction's partials add up over its parts). */
 static uint64_t series_scratch_bytes(const struct gpu *gpu, const struct options *o,
 				     const struct series_buffers *sb)
 {

@@ -617,8 +617,12 @@ static int submit_one(struct batch *b)
 		}
 		if (r) {
 			char what[160];
-			snprintf(what, sizeof(what), "src: no device memory for %" PRIu64 " elements (%s)",
-				 job->kern.n, strerror(-r));
+			if (r == -E2BIG) /* batch_max_array_bytes() keeps requests from this */
+				snprintf(what, sizeof(what), "src: %" PRIu64 " elements need more than %u buffers",
+					 job->kern.n, KERN_MAX_PARTS);
+			else
+				snprintf(what, sizeof(what), "src: no device memory for %" PRIu64 " elements (%s)",
+					 job->kern.n, strerror(-r));
 			fail_job(b, job, VKR_WIRE_TOO_LARGE, what);
 			continue;
 		}
@@ -636,17 +640,19 @@ static int submit_one(struct batch *b)
 		uint64_t esize = proto_dtype_size(job->kern.dtype), bytes = job->kern.n * esize;
 		const char *from = job->src_region ? (const char *)job->src_region->map + job->src_offset
 						   : job->inline_data;
+		size_t need = (job->src_host && bytes > 0) + (job->parts ? job->parts->count : 0);
+		/* The copies array has room for a batch of jobs and one job's parts: run what it
+		 * holds when this job's copies would not fit. */
+		if (ncopies + need > d->limits.max_batch_jobs + KERN_MAX_PARTS) {
+			copy_pool_run(b->copy_pool, b->copies, ncopies);
+			ncopies = 0;
+		}
 		if (job->src_host && bytes > 0)
 			b->copies[ncopies++] = (struct copy_task){
 				.dst = job->src_host, .src = from, .bytes = (size_t)bytes,
 			};
 		if (!job->parts)
 			continue;
-		/* The copies array has room for one batch of jobs and one job's parts. */
-		if (ncopies > d->limits.max_batch_jobs) {
-			copy_pool_run(b->copy_pool, b->copies, ncopies);
-			ncopies = 0;
-		}
 		for (uint32_t p = 0; p < job->parts->count; p++)
 			if (job->parts->own_src[p].size)
 				b->copies[ncopies++] = (struct copy_task){

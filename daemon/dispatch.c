@@ -262,6 +262,8 @@ static void compute_enqueue(struct conn *conn, uint32_t msgid, const struct disp
 		kj.parts = parts;
 	}
 	r = kern_validate(d->gpu, &kj, msg, sizeof(msg));
+	kj.parts = NULL; /* placeholders on this stack: the batch places the parts */
+	kj.part_count = 0;
 	if (r) {
 		conn_reply_error(conn, msgid, r == -E2BIG ? VKR_WIRE_TOO_LARGE : VKR_WIRE_INVALID_ARGUMENT,
 				 "%s", msg);
