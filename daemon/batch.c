@@ -383,28 +383,27 @@ static uint64_t run_to_buffer_end(const struct shm_region *region, uint64_t offs
 	return (part_bytes - pos * esize % part_bytes) / esize;
 }
 
+/* Whether one side of a job (its input, or a scan's output) lies in one buffer: within one
+ * piece of an imported region, or else within the limit of a buffer of its own. */
+static bool side_fits(const struct shm_region *region, uint64_t offset, uint64_t bytes, uint64_t limit)
+{
+	uint64_t contiguous;
+	if (!region || !region->imported)
+		return bytes <= limit;
+	shm_region_address(region, offset, &contiguous);
+	return contiguous >= bytes;
+}
+
 /* Whether the job's input and (for a scan) output each lie in one buffer. */
 static bool fits_one_buffer(const struct gpu *gpu, const struct batch_job *job)
 {
 	const struct kern_job *k = &job->kern;
-	uint64_t esize = proto_dtype_size(k->dtype), bytes = k->n * esize, contiguous;
+	uint64_t bytes = k->n * proto_dtype_size(k->dtype);
 	uint64_t limit = gpu_get_info(gpu)->array_buffer_limit;
 	if (bytes == 0)
 		return true;
-	if (job->src_region && job->src_region->imported) {
-		shm_region_address(job->src_region, job->src_offset, &contiguous);
-		if (contiguous < bytes)
-			return false;
-	} else if (bytes > limit) {
-		return false;
-	}
-	if (k->kind != KERN_SCAN)
-		return true;
-	if (job->dst_region && job->dst_region->imported) {
-		shm_region_address(job->dst_region, job->dst_offset, &contiguous);
-		return contiguous >= bytes;
-	}
-	return bytes <= limit;
+	return side_fits(job->src_region, job->src_offset, bytes, limit) &&
+	       (k->kind != KERN_SCAN || side_fits(job->dst_region, job->dst_offset, bytes, limit));
 }
 
 /* Splits the job's array where a buffer of its input or output ends and gives each part its
