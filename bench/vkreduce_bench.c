@@ -168,13 +168,14 @@ static void record_copy(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 static void record_copy_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	struct copy_ctx *c = ctx;
-	kern_record_copy(gpu, cmd, c->src->address, c->dst->address + c->dst_offset, c->bytes);
+	if (kern_record_copy(gpu, cmd, c->src->address, c->dst->address + c->dst_offset, c->bytes) < 0)
+		fprintf(stderr, "vkreduce-bench: could not record the copy kernel\n");
 }
 
 static void record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	if (kern_record(gpu, cmd, ctx, 1) < 0)
-		fprintf(stderr, "vkreduce-bench: out of memory recording a job\n");
+		fprintf(stderr, "vkreduce-bench: could not record a job\n");
 }
 
 static int64_t elapsed_ns(const struct timespec *from, const struct timespec *to)

@@ -631,6 +631,76 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 	return src->code;
 }
 
+/* Whether this device builds pipeline src at all: the others are never dispatched here. */
+static bool pipeline_wanted(const struct gpu *gpu, const struct kern_pipeline_source *src)
+{
+	if ((src->needs_float64 && !gpu->info.shader_float64) || (src->needs_int64 && !gpu->info.shader_int64))
+		return false; /* the dtype is refused by kern_validate on this device */
+	if (src->shared_bytes > gpu->info.max_shared_memory)
+		return false; /* kern plans around it (the single-pass scan) */
+	if (src->device_single_pass &&
+	    (gpu->host_memory_scans_only || !kern_device_scan_single_pass(&gpu->info, src->dtype, src->op)))
+		return false; /* kern runs reduce-then-scan on device memory instead */
+	return true;
+}
+
+static int build_pipeline(struct gpu *gpu, size_t i, char *err, size_t err_size)
+{
+	const struct kern_pipeline_source *src = kern_pipeline_source(i);
+	size_t code_size;
+	const uint32_t *code = pipeline_code(gpu, src, &code_size);
+	/* Variants of one module share it; find a pipeline built from the same code. */
+	VkShaderModule module = VK_NULL_HANDLE;
+	for (size_t j = 0; j < gpu->pipeline_count && !module; j++)
+		if (gpu->modules[j] && pipeline_code(gpu, kern_pipeline_source(j), &(size_t){ 0 }) == code)
+			module = gpu->modules[j];
+	if (!module) {
+		const VkShaderModuleCreateInfo mi = {
+			.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+			.codeSize = code_size,
+			.pCode = code,
+		};
+		VkResult r = vkCreateShaderModule(gpu->device, &mi, NULL, &module);
+		if (r != VK_SUCCESS) {
+			set_err(err, err_size, "cannot load shader %s (VkResult %d)", src->name, r);
+			return gpu_errno_from_vk(r);
+		}
+		gpu->modules[i] = module; /* owned by the first pipeline that uses it */
+	}
+	const VkSpecializationMapEntry entries[3] = {
+		{ .constantID = 0, .offset = 0, .size = 4 },
+		{ .constantID = 1, .offset = 4, .size = 4 },
+		{ .constantID = 2, .offset = 8, .size = 4 },
+	};
+	const VkSpecializationInfo spec = {
+		.mapEntryCount = 3,
+		.pMapEntries = entries,
+		.dataSize = sizeof(src->spec),
+		.pData = src->spec,
+	};
+	const VkComputePipelineCreateInfo pi = {
+		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+		.stage = {
+			.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+			.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+			.module = module,
+			.pName = "main",
+			.pSpecializationInfo = &spec,
+		},
+		.layout = gpu->layout,
+		.flags = gpu->pipeline_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
+	};
+	VkResult r = vkCreateComputePipelines(gpu->device, gpu->pipeline_cache, 1, &pi, NULL, &gpu->pipelines[i]);
+	if (r != VK_SUCCESS) {
+		gpu->pipelines[i] = VK_NULL_HANDLE;
+		set_err(err, err_size, "cannot build pipeline %s (VkResult %d)", src->name, r);
+		return gpu_errno_from_vk(r);
+	}
+	if (gpu->pipeline_stats)
+		gpu_log_pipeline_statistics(gpu, gpu->pipelines[i], src->name);
+	return 0;
+}
+
 static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 {
 	const VkPushConstantRange range = {
@@ -654,66 +724,14 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 	if (!gpu->pipelines || !gpu->modules)
 		return -ENOMEM;
 
+	if (gpu->compile_on_first_use)
+		return 0; /* gpu_pipeline() builds each when it is first bound */
 	for (size_t i = 0; i < gpu->pipeline_count; i++) {
-		const struct kern_pipeline_source *src = kern_pipeline_source(i);
-		size_t code_size;
-		const uint32_t *code = pipeline_code(gpu, src, &code_size);
-		if ((src->needs_float64 && !gpu->info.shader_float64) ||
-		    (src->needs_int64 && !gpu->info.shader_int64))
-			continue; /* the dtype is refused by kern_validate on this device */
-		if (src->shared_bytes > gpu->info.max_shared_memory)
-			continue; /* kern plans around it (the single-pass scan) */
-		if (src->device_single_pass &&
-		    (gpu->host_memory_scans_only || !kern_device_scan_single_pass(&gpu->info, src->dtype, src->op)))
-			continue; /* never dispatched: kern runs reduce-then-scan on device memory */
-		/* Variants of one module share it; find an earlier pipeline with the same code. */
-		VkShaderModule module = VK_NULL_HANDLE;
-		for (size_t j = 0; j < i && !module; j++)
-			if (gpu->modules[j] && pipeline_code(gpu, kern_pipeline_source(j), &(size_t){ 0 }) == code)
-				module = gpu->modules[j];
-		if (!module) {
-			const VkShaderModuleCreateInfo mi = {
-				.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-				.codeSize = code_size,
-				.pCode = code,
-			};
-			r = vkCreateShaderModule(gpu->device, &mi, NULL, &module);
-			if (r != VK_SUCCESS) {
-				set_err(err, err_size, "cannot load shader %s (VkResult %d)", src->name, r);
-				return gpu_errno_from_vk(r);
-			}
-			gpu->modules[i] = module; /* owned by the first pipeline that uses it */
-		}
-		const VkSpecializationMapEntry entries[3] = {
-			{ .constantID = 0, .offset = 0, .size = 4 },
-			{ .constantID = 1, .offset = 4, .size = 4 },
-			{ .constantID = 2, .offset = 8, .size = 4 },
-		};
-		const VkSpecializationInfo spec = {
-			.mapEntryCount = 3,
-			.pMapEntries = entries,
-			.dataSize = sizeof(src->spec),
-			.pData = src->spec,
-		};
-		const VkComputePipelineCreateInfo pi = {
-			.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-			.stage = {
-				.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-				.stage = VK_SHADER_STAGE_COMPUTE_BIT,
-				.module = module,
-				.pName = "main",
-				.pSpecializationInfo = &spec,
-			},
-			.layout = gpu->layout,
-			.flags = gpu->pipeline_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
-		};
-		r = vkCreateComputePipelines(gpu->device, gpu->pipeline_cache, 1, &pi, NULL, &gpu->pipelines[i]);
-		if (r != VK_SUCCESS) {
-			set_err(err, err_size, "cannot build pipeline %s (VkResult %d)", src->name, r);
-			return gpu_errno_from_vk(r);
-		}
-		if (gpu->pipeline_stats)
-			gpu_log_pipeline_statistics(gpu, gpu->pipelines[i], src->name);
+		if (!pipeline_wanted(gpu, kern_pipeline_source(i)))
+			continue;
+		int rc = build_pipeline(gpu, i, err, err_size);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -745,6 +763,7 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	atomic_init(&gpu->validation_messages, 0);
 	gpu->log = config->log;
 	gpu->host_memory_scans_only = config->host_memory_scans_only;
+	gpu->compile_on_first_use = config->compile_on_first_use || env_flag("VKR_COMPILE_ON_FIRST_USE");
 	atomic_init(&gpu->lost, false);
 	bool validation = config->validation || env_flag("VKR_VALIDATION");
 	const char *want = config->device ? config->device : getenv("VKR_DEVICE");
@@ -860,9 +879,26 @@ uint64_t gpu_validation_messages(const struct gpu *gpu)
 	return atomic_load(&((struct gpu *)gpu)->validation_messages);
 }
 
-VkPipeline gpu_pipeline(const struct gpu *gpu, uint32_t index)
+bool gpu_pipeline_available(const struct gpu *gpu, uint32_t index)
 {
-	return index < gpu->pipeline_count ? gpu->pipelines[index] : VK_NULL_HANDLE;
+	return index < gpu->pipeline_count && pipeline_wanted(gpu, kern_pipeline_source(index));
+}
+
+int gpu_pipeline(struct gpu *gpu, uint32_t index, VkPipeline *out)
+{
+	*out = VK_NULL_HANDLE;
+	if (!gpu_pipeline_available(gpu, index))
+		return -ENOENT;
+	if (!gpu->pipelines[index]) {
+		char err[256];
+		int rc = build_pipeline(gpu, index, err, sizeof(err));
+		if (rc < 0) {
+			gpu_log(gpu, 0, "%s", err);
+			return rc;
+		}
+	}
+	*out = gpu->pipelines[index];
+	return 0;
 }
 
 VkPipelineLayout gpu_pipeline_layout(struct gpu *gpu)

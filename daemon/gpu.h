@@ -32,6 +32,12 @@ struct gpu_config {
 	/* Every scan reads or writes host memory (the daemon's do): the single-pass pipelines for
 	 * device memory are not built, which saves their compile time at start. */
 	bool host_memory_scans_only;
+	/* Build each pipeline when a command buffer first binds it, instead of all of them (about
+	 * 250) at start: a start in a fraction of the time (lavapipe compiles each in tens of
+	 * milliseconds), but the first batch of each kind waits for its compile. For tools and
+	 * tests that start devices often; the daemon builds everything at start. Also
+	 * VKR_COMPILE_ON_FIRST_USE=1 in the environment. */
+	bool compile_on_first_use;
 	/* Where the engine's messages go (device choice, validation reports, cache warnings):
 	 * level 0 error, 1 warning, 2 info, 3 debug (the daemon's log levels). NULL: stderr,
 	 * prefixed "vkreduce: ". May be called from the driver's threads (validation). */
@@ -85,7 +91,7 @@ struct gpu_info {
 	char choice_reason[256];       /* why this device was chosen */
 };
 
-/* Creates the instance and device and builds every pipeline. On failure writes a one-line
+/* Creates the instance and device and builds every pipeline (unless compile_on_first_use). On failure writes a one-line
  * reason into err (if not NULL) and returns -ENODEV (no usable device), -ENOTSUP, -ENOMEM
  * or -EIO. */
 int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, size_t err_size);
@@ -180,8 +186,12 @@ uint64_t gpu_last_submitted_value(const struct gpu *gpu);
 /* Whether the device has been lost (after which only gpu_destroy is useful). */
 bool gpu_is_lost(const struct gpu *gpu);
 
-/* Internal to the engine (kern_*.c): binds pipeline `index` and pushes constants. */
-VkPipeline gpu_pipeline(const struct gpu *gpu, uint32_t index);
+/* Internal to the engine (kern_*.c). Whether this device builds pipeline `index` (a dtype or
+ * variant it cannot run is never built). */
+bool gpu_pipeline_available(const struct gpu *gpu, uint32_t index);
+/* Pipeline `index`, built now if it was not yet (compile_on_first_use). 0, -ENOENT if the device
+ * does not build it, or the -errno of a failed build (logged). */
+int gpu_pipeline(struct gpu *gpu, uint32_t index, VkPipeline *out);
 VkPipelineLayout gpu_pipeline_layout(struct gpu *gpu);
 
 #endif /* VKR_GPU_H */

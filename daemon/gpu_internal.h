@@ -38,6 +38,7 @@ struct gpu {
 	bool has_sm_builtins;
 	bool pipeline_stats; /* VKR_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties */
 	bool host_memory_scans_only; /* gpu_config's */
+	bool compile_on_first_use;   /* gpu_config's, or VKR_COMPILE_ON_FIRST_USE=1 */
 	struct gpu_info info;
 
 	/* Memory type index per gpu_memory_kind, and the import type bits. */
@@ -53,7 +54,8 @@ struct gpu {
 	bool pipeline_cache_loaded;
 	void (*log)(int level, const char *message); /* may be NULL: stderr */
 	VkPipelineLayout layout;
-	VkPipeline *pipelines;   /* owned; kern_pipeline_count() entries, NULL if unsupported */
+	VkPipeline *pipelines;   /* owned; kern_pipeline_count() entries, NULL if unsupported or
+				  * not built yet (compile_on_first_use) */
 	VkShaderModule *modules; /* owned; one per distinct code, at the first pipeline using it */
 	size_t pipeline_count;
 

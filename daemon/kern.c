@@ -251,7 +251,7 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 {
 	bool wanted = job->host_memory || kern_device_scan_single_pass(&gpu->info, job->dtype, job->op);
-	return wanted && gpu_pipeline(gpu, chained_pipeline(job)) != VK_NULL_HANDLE;
+	return wanted && gpu_pipeline_available(gpu, chained_pipeline(job));
 }
 
 /* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for
@@ -485,12 +485,19 @@ struct recorder {
 	struct gpu *gpu;
 	VkCommandBuffer cb;
 	VkPipeline bound;
+	int error; /* the first pipeline that could not be built: the recording is abandoned */
 };
 
 static void dispatch_2d(struct recorder *rec, uint32_t pipeline, const void *params, uint32_t size,
 			uint32_t groups_x, uint32_t groups_y)
 {
-	VkPipeline p = gpu_pipeline(rec->gpu, pipeline);
+	VkPipeline p;
+	int rc = gpu_pipeline(rec->gpu, pipeline, &p);
+	if (rc < 0) {
+		if (!rec->error)
+			rec->error = rc;
+		return;
+	}
 	if (p != rec->bound) {
 		vkCmdBindPipeline(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p);
 		rec->bound = p;
@@ -713,10 +720,10 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 		if (!any)
 			break;
 	}
-	return 0;
+	return rec.error;
 }
 
-void kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes)
+int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes)
 {
 	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
 	struct {
@@ -727,6 +734,7 @@ void kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64
 	split(p.dst, dst);
 	p.vecs = (uint32_t)(bytes / 16);
 	dispatch(&rec, PIPE_COPY, &p, sizeof(p), gpu->info.reduce_workgroups);
+	return rec.error;
 }
 
 vkr_value kern_result_decode(const struct kern_job *job, const void *slot)

@@ -85,13 +85,16 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
 /* Records all jobs (already validated) into cmd: every phase of every job, separated by
  * compute->compute barriers. The caller makes inputs visible before (host writes are, by
  * submission; transfers need a barrier) and gpu_cmd_submit makes outputs visible to the
- * host. Returns 0, or -ENOMEM (the small jobs' table could not be allocated) with nothing
- * recorded. At most once per command buffer: the small jobs' table is the buffer's own. */
+ * host. Returns 0; -ENOMEM (the small jobs' table could not be allocated) with nothing
+ * recorded; or the -errno of a pipeline that could not be built on first use
+ * (gpu_config.compile_on_first_use), after which the caller abandons cmd. At most once per
+ * command buffer: the small jobs' table is the buffer's own. */
 int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count);
 
 /* Records a copy of bytes (a multiple of 16, < 2^36) from src to dst (16-byte aligned
- * device addresses) by the shader cores, with the reduction's workgroup count. */
-void kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes);
+ * device addresses) by the shader cores, with the reduction's workgroup count. 0, or as
+ * kern_record() when its pipeline cannot be built. */
+int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes);
 
 /* Decodes a completed reduction's 8-byte result slot: the value in the member of the job's
  * dtype, or u64 for count. */

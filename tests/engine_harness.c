@@ -14,7 +14,8 @@
 
 struct gpu *harness_gpu(void)
 {
-	struct gpu_config config = { .verbose = true };
+	/* Each test builds only the pipelines it runs; test_gpu checks building all at start. */
+	struct gpu_config config = { .verbose = true, .compile_on_first_use = true };
 	struct gpu *gpu = NULL;
 	char err[512] = "";
 	int rc = gpu_create(&config, &gpu, err, sizeof(err));

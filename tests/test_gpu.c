@@ -13,10 +13,27 @@
 
 #include "engine_harness.h"
 
-static void test_gpu_picks_a_device_and_reads_its_limits(void **state)
+/* As the daemon starts: every pipeline built in gpu_create (under the validation setup, every
+ * one checked by the layer). The other tests' devices build theirs on first use. */
+static void test_gpu_picks_a_device_reads_its_limits_and_builds_every_pipeline(void **state)
 {
 	(void)state;
-	struct gpu *gpu = harness_gpu();
+	struct gpu *gpu = NULL;
+	char err[512] = "";
+	struct gpu_config at_start = { .verbose = true };
+	if (gpu_create(&at_start, &gpu, err, sizeof(err)) < 0)
+		fail_msg("no usable Vulkan device: %s", err);
+	size_t available = 0;
+	for (uint32_t i = 0; i < kern_pipeline_count(); i++) {
+		if (!gpu_pipeline_available(gpu, i))
+			continue;
+		VkPipeline p = VK_NULL_HANDLE;
+		assert_int_equal(gpu_pipeline(gpu, i, &p), 0);
+		assert_non_null(p);
+		available++;
+	}
+	print_message("%zu of %zu pipelines built at start\n", available, kern_pipeline_count());
+	assert_true(available > 0);
 	const struct gpu_info *info = gpu_get_info(gpu);
 	print_message("device \"%s\" (%s): subgroup %u, storage range %llu, %u reduce workgroups, "
 		      "f64 %d, i64 %d, host import %d (alignment %llu)\n",
@@ -42,7 +59,7 @@ static void test_gpu_device_override_by_index_and_name(void **state)
 
 	struct gpu *gpu = NULL;
 	char err[256] = "";
-	struct gpu_config by_index = { .device = "0" };
+	struct gpu_config by_index = { .device = "0", .compile_on_first_use = true };
 	assert_int_equal(gpu_create(&by_index, &gpu, err, sizeof(err)), 0);
 	assert_non_null(strstr(gpu_get_info(gpu)->choice_reason, "index"));
 	harness_gpu_done(gpu);
@@ -51,7 +68,7 @@ static void test_gpu_device_override_by_index_and_name(void **state)
 	char sub[8] = "";
 	for (size_t i = 0; i < 4 && name[i]; i++)
 		sub[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
-	struct gpu_config by_name = { .device = sub };
+	struct gpu_config by_name = { .device = sub, .compile_on_first_use = true };
 	assert_int_equal(gpu_create(&by_name, &gpu, err, sizeof(err)), 0);
 	assert_string_equal(gpu_get_info(gpu)->name, name);
 	harness_gpu_done(gpu);
@@ -253,13 +270,15 @@ static void test_gpu_pipeline_cache_is_saved_reloaded_and_bad_files_ignored(void
 	assert_non_null(mkdtemp(dir));
 	char path[256];
 	snprintf(path, sizeof(path), "%s/pipelines.cache", dir);
-	struct gpu_config config = { .pipeline_cache_path = path };
+	struct gpu_config config = { .pipeline_cache_path = path, .compile_on_first_use = true };
 	struct gpu *gpu = NULL;
 	char err[256];
 
-	/* No file yet: starts, and saves one. */
+	/* No file yet: starts, and saves one (holding the one pipeline built). */
 	assert_int_equal(gpu_create(&config, &gpu, err, sizeof(err)), 0);
 	assert_false(gpu_pipeline_cache_was_loaded(gpu));
+	VkPipeline built;
+	assert_int_equal(gpu_pipeline(gpu, 0, &built), 0);
 	assert_int_equal(gpu_save_pipeline_cache(gpu, path), 0);
 	harness_gpu_done(gpu);
 
@@ -314,7 +333,7 @@ static void test_gpu_validation_layer_reports_misuse_when_enabled(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_gpu_picks_a_device_and_reads_its_limits),
+		cmocka_unit_test(test_gpu_picks_a_device_reads_its_limits_and_builds_every_pipeline),
 		cmocka_unit_test(test_gpu_device_override_by_index_and_name),
 		cmocka_unit_test(test_gpu_unknown_device_is_a_clear_error),
 		cmocka_unit_test(test_gpu_no_vulkan_driver_is_a_clear_one_line_error),
