@@ -9,7 +9,9 @@
  * Each figure is the median of --reps runs of one job alone in its command buffer (the
  * time between the command buffer's first and last timestamp). Bandwidth counts the bytes
  * the operation must move at least: n * size for a reduction, 2 * n * size for a scan
- * (read + write), 2 * bytes for a copy. One size of each op and dtype (2^24, or the largest
+ * (read + write), 2 * bytes for a copy. "of copy" compares a row with the copy kernel over
+ * one whole chunk (launch and drain amortized), "same-size" with the copy kernel moving as
+ * many bytes as the row, launch and drain included. One size of each op and dtype (2^24, or the largest
  * below it) is checked against the CPU reference, so a fast wrong kernel cannot report.
  * Arrays larger than the device allocates at once are held in several buffers, as the daemon
  * holds them, and their jobs list those buffers as parts (struct kern_part).
@@ -402,12 +404,15 @@ static FILE *csv;
 
 static bool print_times;
 
+/* copy_gbs: the copy kernel's rate on one whole chunk; same_gbs: its rate moving as many bytes
+ * as this row (0 where not measured). */
 static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n, double us,
-		   double bytes, double copy_gbs)
+		   double bytes, double copy_gbs, double same_gbs)
 {
 	double gbs = bytes / (us * 1e3);
-	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f", kind, op, proto_dtype_name(dtype),
-	       (int)log2((double)n), us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0);
+	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f %9.2f", kind, op, proto_dtype_name(dtype),
+	       (int)log2((double)n), us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0,
+	       same_gbs > 0 ? gbs / same_gbs : 0);
 	if (print_times) {
 		struct timespec now = { 0 };
 		struct tm local;
@@ -418,9 +423,40 @@ static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n
 	}
 	putchar('\n');
 	if (csv)
-		fprintf(csv, "%s,%s,%s,%llu,%.3f,%.2f,%.4f\n", kind, op, proto_dtype_name(dtype),
-			(unsigned long long)n, us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0);
+		fprintf(csv, "%s,%s,%s,%llu,%.3f,%.2f,%.4f,%.4f\n", kind, op, proto_dtype_name(dtype),
+			(unsigned long long)n, us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0,
+			same_gbs > 0 ? gbs / same_gbs : 0);
 	fflush(stdout);
+}
+
+/* The copy kernel's rate (read + write) when it moves `traffic` bytes in all, from in[0] to
+ * out[0]: the device's bandwidth at a row's size, its launch and drain included, where the
+ * chunk-sized figure has them amortized. Measured once per size; 0 past one chunk. out[0] is
+ * overwritten, so call it before the row's own runs. */
+static double copy_gbs_moving(struct gpu *gpu, const struct options *o, struct series_buffers *sb,
+			      uint64_t traffic)
+{
+	static struct {
+		uint64_t traffic;
+		double gbs;
+	} known[2 * 31];
+	static unsigned known_count;
+	uint64_t bytes = traffic / 2 / 16 * 16;
+	if (bytes == 0 || bytes > sb->chunk_bytes)
+		return 0;
+	for (unsigned i = 0; i < known_count; i++)
+		if (known[i].traffic == traffic)
+			return known[i].gbs;
+	struct copy_ctx c = { .src = &sb->in[0], .dst = &sb->out[0], .bytes = bytes };
+	double us = 0;
+	if (time_median(gpu, o->reps, record_copy_kernel, &c, &us) < 0 || us <= 0)
+		return 0;
+	double gbs = 2.0 * (double)bytes / (us * 1e3);
+	if (known_count < sizeof(known) / sizeof(known[0])) {
+		known[known_count].traffic = traffic;
+		known[known_count++].gbs = gbs;
+	}
+	return gbs;
 }
 
 /* Inputs and outputs in device memory, so that the figures are the device's and not the PCIe
@@ -468,12 +504,14 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 					fprintf(stderr, "vkreduce-bench: %s\n", msg);
 					break;
 				}
+				uint64_t traffic = n * esize * (kind ? 2 : 1);
+				double same_gbs = copy_gbs_moving(gpu, o, sb, traffic);
 				double us = 0;
 				rc = time_median(gpu, o->reps, record_job, &job, &us);
 				if (rc < 0)
 					break;
-				double bytes = (double)(n * esize) * (kind ? 2 : 1);
-				report(kind ? "scan" : "reduce", proto_op_name(op), dtype, n, us, bytes, copy_gbs);
+				report(kind ? "scan" : "reduce", proto_op_name(op), dtype, n, us, (double)traffic,
+				       copy_gbs, same_gbs);
 				if (k != check_log2)
 					continue;
 				/* The last run's output is still in place: check it. A scan's output is
@@ -535,7 +573,7 @@ static int measure_copy(struct gpu *gpu, const struct options *o, double *gbs)
 		printf("vkCmdCopyBuffer of the same: %.2f us, %.1f GB/s\n", dma_us,
 		       2.0 * (double)bytes / (dma_us * 1e3));
 		if (csv)
-			fprintf(csv, "copy,copy,u8,%llu,%.3f,%.2f,1\n", (unsigned long long)bytes, us, *gbs);
+			fprintf(csv, "copy,copy,u8,%llu,%.3f,%.2f,1,1\n", (unsigned long long)bytes, us, *gbs);
 	}
 	gpu_buffer_destroy(gpu, &a);
 	gpu_buffer_destroy(gpu, &b);
@@ -653,7 +691,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "vkreduce-bench: cannot write %s: %s\n", o.csv, strerror(errno));
 			return 1;
 		}
-		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy\n");
+		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy,of_copy_same_bytes\n");
 	}
 	printf("device: %s (%s), subgroup %u, %u reduce workgroups, timestamp period %.3f ns, "
 	       "scan: %s, single-pass tiles: %s, tile scan: %s, subnormals f32/f64: %s/%s\n",
@@ -714,8 +752,8 @@ int main(int argc, char **argv)
 	if (rc == 0 && series)
 		rc = series_buffers_alloc(gpu, &o, &sb);
 	if (rc == 0 && series)
-		printf("%-7s %-5s %-4s %-5s %12s %10s %7s\n", "kind", "op", "type", "n", "gpu us", "GB/s",
-		       "of copy");
+		printf("%-7s %-5s %-4s %-5s %12s %10s %7s %9s\n", "kind", "op", "type", "n", "gpu us", "GB/s",
+		       "of copy", "same-size");
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_ && rc == 0 && series; d++) {
 		if (!o.dtypes[d])
 			continue;
