@@ -498,6 +498,8 @@ static void read_info(struct gpu *gpu)
 	 * every op and dtype; by default kern.c picks per op and dtype what measured faster.
 	 * Single-pass runs where the device built its pipelines (shaderInt64, enough shared
 	 * memory). */
+	const char *reduce = getenv("VKR_REDUCE");
+	info->reduce_one_dispatch = !(reduce && strcmp(reduce, "two-pass") == 0);
 	const char *scan = getenv("VKR_SCAN");
 	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
 	info->scan_reduce_then_scan = scan && strcmp(scan, "reduce-then-scan") == 0;

@@ -73,6 +73,9 @@ struct gpu_info {
 	uint64_t host_import_alignment; /* minImportedHostPointerAlignment, 0 without import */
 	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
 	uint32_t scan_workgroups;      /* most workgroups in one row of a scan dispatch */
+	/* Reductions of one buffer run in one dispatch, the last workgroup to finish folding
+	 * the partials (VKR_REDUCE=two-pass: a second dispatch folds them, as before session 11). */
+	bool reduce_one_dispatch;
 	/* The scan of device memory (VKR_SCAN): single-pass for every op and dtype, reduce-then-scan
 	 * for every one, or neither (the default: kern.c picks per op and dtype). */
 	bool scan_single_pass;

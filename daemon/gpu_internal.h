@@ -11,7 +11,7 @@
 
 /* Push constants of every kernel fit in this many bytes (the minimum any device offers is
  * 128). */
-#define GPU_PUSH_CONSTANT_BYTES 64
+#define GPU_PUSH_CONSTANT_BYTES 80
 
 struct gpu_cmd {
 	VkCommandBuffer handle; /* owned by the pool */

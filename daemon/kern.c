@@ -320,6 +320,16 @@ static bool is_small(const struct kern_job *job)
 	return job->kind == KERN_REDUCE && job->n <= KERN_SMALL_MAX_ELEMENTS && part_count(job) == 1;
 }
 
+/* A reduction in one dispatch (pass 3 of reduce.comp): the workgroup that finishes last folds
+ * the partials, counting arrivals on a zeroed word of the command buffer's table. Saves the
+ * second dispatch and the barrier before it. A job in several buffers keeps two passes: its
+ * partials come from one dispatch per part. */
+static bool one_dispatch(const struct gpu *gpu, const struct kern_job *job)
+{
+	return job->kind == KERN_REDUCE && gpu->info.reduce_one_dispatch && !is_small(job) &&
+	       part_count(job) == 1;
+}
+
 static uint32_t reduce_pipeline(const struct kern_job *job)
 {
 	return job->op == VKR_OP_COUNT ? PIPE_COUNT + job->dtype
@@ -453,6 +463,7 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 struct reduce_params {
 	uint32_t src[2], src_vec[2], dst[2], cmp_bits[2];
 	uint32_t n, head, nvec, pass_index, cmp;
+	uint32_t partials[2], counter[2]; /* pass 3 (one dispatch) only */
 };
 
 struct scan_params {
@@ -486,6 +497,7 @@ struct recorder {
 	VkCommandBuffer cb;
 	VkPipeline bound;
 	int error; /* the first pipeline that could not be built: the recording is abandoned */
+	uint64_t counters; /* device address of the next zeroed arrival counter (one_dispatch) */
 };
 
 static void dispatch_2d(struct recorder *rec, uint32_t pipeline, const void *params, uint32_t size,
@@ -518,7 +530,7 @@ static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
 	if (is_small(job))
 		return 0; /* recorded by record_small_jobs, in phase 0's place */
 	if (job->kind == KERN_REDUCE)
-		return 2;
+		return one_dispatch(gpu, job) ? 1 : 2;
 	if (job->n == 0)
 		return 0;
 	return single_pass(gpu, job) ? 2 * part_count(job) : 3;
@@ -554,6 +566,13 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 		p.nvec = (uint32_t)plan.nvec;
 		p.pass_index = 0;
 		p.cmp = job->cmp;
+		if (one_dispatch(rec->gpu, job)) {
+			p.pass_index = 3;
+			split(p.dst, job->dst);
+			split(p.partials, partials);
+			split(p.counter, rec->counters);
+			rec->counters += 4;
+		}
 		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
 		partials += plan.groups * reduce_acc_bytes(job);
 	}
@@ -628,17 +647,12 @@ static void record_scan_phase(struct recorder *rec, const struct kern_job *job, 
 	}
 }
 
-/* Writes the table of small jobs, grouped by pipeline, into the command buffer's mapped
- * table (host writes before the submission are visible to the device: no copy command and
- * no barrier), and records one dispatch per group. Returns 0 or -ENOMEM before recording
- * anything. */
-static int record_small_jobs(struct recorder *rec, struct gpu_cmd *cmd, const struct kern_job *jobs,
-			     size_t count, size_t small)
+/* Writes the table of small jobs, grouped by pipeline, at the start of the command buffer's
+ * mapped table (host writes before the submission are visible to the device: no copy command
+ * and no barrier), and records one dispatch per group. */
+static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buffer,
+			      const struct kern_job *jobs, size_t count)
 {
-	struct gpu_buffer *buffer = NULL;
-	int rc = gpu_cmd_table(rec->gpu, cmd, small * sizeof(struct small_job), &buffer);
-	if (rc < 0)
-		return rc;
 	struct small_job *table = buffer->map;
 	/* Counting sort by pipeline, stable: groups are contiguous in the table. */
 	uint32_t first[PIPE_TOTAL + 1] = { 0 };
@@ -680,19 +694,29 @@ static int record_small_jobs(struct recorder *rec, struct gpu_cmd *cmd, const st
 		uint32_t x = jobs_in_group < max_x ? jobs_in_group : max_x;
 		dispatch_2d(rec, p, &params, sizeof(params), x, (jobs_in_group + x - 1) / x);
 	}
-	return 0;
 }
 
 int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count)
 {
 	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
-	size_t small = 0;
-	for (size_t i = 0; i < count; i++)
+	size_t small = 0, counters = 0;
+	for (size_t i = 0; i < count; i++) {
 		small += is_small(&jobs[i]);
-	if (small) {
-		int rc = record_small_jobs(&rec, cmd, jobs, count, small);
+		counters += one_dispatch(gpu, &jobs[i]);
+	}
+	if (small || counters) {
+		/* The table: the small jobs, then one zeroed arrival counter per one-dispatch
+		 * reduction (each last workgroup zeroes its counter again, so a resubmitted
+		 * command buffer finds them zero too). */
+		uint64_t table_bytes = (small * sizeof(struct small_job) + 15) / 16 * 16;
+		struct gpu_buffer *buffer = NULL;
+		int rc = gpu_cmd_table(gpu, cmd, table_bytes + counters * 4, &buffer);
 		if (rc < 0)
 			return rc;
+		memset((char *)buffer->map + table_bytes, 0, counters * 4);
+		rec.counters = buffer->address + table_bytes;
+		if (small)
+			record_small_jobs(&rec, buffer, jobs, count);
 	}
 	/* Phase by phase across all jobs: one barrier per phase, whatever the batch size. The
 	 * small jobs' dispatches stand in phase 0 and need no barrier of their own. A scan in

@@ -7,7 +7,10 @@
 // loading 16-byte vectors into two independent accumulators so that two loads are in flight
 // per iteration. Then a workgroup tree with sequential addressing and neutral padding writes
 // one partial per workgroup. Pass 1 is the same kernel with one workgroup over the partials;
-// it writes the result into an 8-byte slot that can stay on the GPU or be read back.
+// it writes the result into an 8-byte slot that can stay on the GPU or be read back. Pass 3
+// runs both in one dispatch: pass 0, then the last workgroup to finish (counted on a zeroed
+// word) folds the partials as pass 1 would, which saves the second dispatch and the barrier
+// before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
@@ -73,16 +76,25 @@ ACC result_bits(ACC r) { return KEYED ? acc_bits(key_value(r)) : r; }
 layout(buffer_reference, scalar, buffer_reference_align = 4) buffer Accs { ACC v[]; };
 
 layout(push_constant, scalar) uniform Params {
-	uvec2 src;      // pass 0: element 0 of the input; pass 1: the partials
-	uvec2 src_vec;  // pass 0: the first 16-byte aligned element (element `head`)
-	uvec2 dst;      // pass 0: partials, one per workgroup; pass 1: the result slot
+	uvec2 src;      // pass 0 and 3: element 0 of the input; pass 1: the partials
+	uvec2 src_vec;  // pass 0 and 3: the first 16-byte aligned element (element `head`)
+	uvec2 dst;      // pass 0: partials, one per workgroup; pass 1 and 3: the result slot
 	uvec2 cmp_bits; // count: the comparison value's bits
-	uint n;         // pass 0: elements; pass 1: partials; pass 2: jobs in the table
-	uint head;      // pass 0: elements before src_vec
-	uint nvec;      // pass 0: whole vectors from src_vec
-	uint pass_index; // 0, 1, or 2: small jobs, one workgroup each, described by the table
+	uint n;         // pass 0 and 3: elements; pass 1: partials; pass 2: jobs in the table
+	uint head;      // pass 0 and 3: elements before src_vec
+	uint nvec;      // pass 0 and 3: whole vectors from src_vec
+	uint pass_index; // 0, 1, 2 (small jobs, one workgroup each, described by the table) or 3
 	uint cmp;       // count: vkr_cmp
+	uvec2 partials; // pass 3: one per workgroup
+	uvec2 counter;  // pass 3: a zeroed word, the workgroups' arrivals
 } pc;
+
+// Pass 3 ("one dispatch"): pass 0, then the workgroup that arrives last folds every partial
+// as pass 1 would. Partials and the counter are shared between workgroups: coherent, so the
+// last one reads them from memory and not from a stale cache.
+layout(buffer_reference, scalar, buffer_reference_align = 4) coherent buffer SharedAccs { ACC v[]; };
+layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Arrivals { uint v; };
+shared bool s_last;
 
 // Pass 2 ("segmented"): many small jobs of one op and dtype in one dispatch. Workgroup j
 // reduces job j of the table at pc.src whole, with the same fold and tree as a lone job of
@@ -238,6 +250,30 @@ void main()
 		ACC r = workgroup_reduce(lid, fold_strided(j.src, j.src_vec, j.n, j.head, j.nvec, lid, WG_SIZE));
 		if (lid == 0u)
 			Accs(j.dst).v[0] = result_bits(r);
+		return;
+	}
+
+	if (pc.pass_index == 3u) {
+		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
+		if (lid == 0u) {
+			SharedAccs(pc.partials).v[gl_WorkGroupID.x] = r;
+			memoryBarrierBuffer(); // the partial is visible before this arrival counts
+			s_last = atomicAdd(Arrivals(pc.counter).v, 1u) == gl_NumWorkGroups.x - 1u;
+		}
+		barrier();
+		if (!s_last)
+			return; // the whole workgroup: s_last is the same for every invocation
+		memoryBarrierBuffer(); // every other workgroup's partial is visible from here
+		// As pass 1 over the partials, with one workgroup: the same order, the same bits.
+		ACC a0 = ACC_NEUTRAL;
+		SharedAccs partials = SharedAccs(pc.partials);
+		for (uint i = lid; i < gl_NumWorkGroups.x; i += WG_SIZE)
+			a0 = acc_op(a0, partials.v[i]);
+		r = workgroup_reduce(lid, a0);
+		if (lid == 0u) {
+			Accs(pc.dst).v[0] = result_bits(r);
+			Arrivals(pc.counter).v = 0u; // zero again for a resubmission
+		}
 		return;
 	}
 

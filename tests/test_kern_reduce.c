@@ -332,6 +332,52 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
 	free(y);
 }
 
+/* A reduction of one buffer runs in one dispatch (its last workgroup folds the partials); on
+ * a device made with VKR_REDUCE=two-pass a second dispatch folds them. Both fold in the same
+ * order: every op, dtype and comparison gives the same bits both ways, the 17 jobs of each
+ * sharing one command buffer (17 arrival counters) at different sizes and misalignments. */
+static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **state)
+{
+	(void)state;
+	assert_true(gpu_get_info(gpu)->reduce_one_dispatch);
+	setenv("VKR_REDUCE", "two-pass", 1);
+	struct gpu *two_pass = harness_gpu();
+	unsetenv("VKR_REDUCE");
+	assert_false(gpu_get_info(two_pass)->reduce_one_dispatch);
+	uint64_t rng = harness_seed() + 23;
+	size_t n = 1000003;
+	void *input = malloc(n * 8);
+	assert_non_null(input);
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!gpu_supports_dtype(gpu, d))
+			continue;
+		for (unsigned op = 0; op < VKR_OP_COUNT_; op++) {
+			gen_fill(d, op, input, n, &rng);
+			struct host_job one[17], two[17];
+			for (size_t i = 0; i < 17; i++) {
+				one[i] = (struct host_job){
+					.kind = KERN_REDUCE, .op = op, .dtype = d,
+					.cmp = (vkr_cmp)(i % VKR_CMP_COUNT_),
+					.cmp_value = gen_pick(d, input, n, &rng),
+					.input = input, .n = n - i * 39119,
+					.misalign = (unsigned)(i % (16 / proto_dtype_size(d))),
+				};
+				two[i] = one[i];
+			}
+			harness_run(gpu, one, 17);
+			harness_run(two_pass, two, 17);
+			for (size_t i = 0; i < 17; i++)
+				if (memcmp(&one[i].result, &two[i].result, sizeof(one[i].result)) != 0)
+					fail_msg("%s %s n=%zu: one dispatch %#llx, two passes %#llx",
+						 proto_op_name(op), proto_dtype_name(d), one[i].n,
+						 (unsigned long long)one[i].result.u64,
+						 (unsigned long long)two[i].result.u64);
+		}
+	}
+	free(input);
+	harness_gpu_done(two_pass);
+}
+
 /* Small jobs share one dispatch per op and dtype (a job table); each must still give the
  * bits it gives alone, at the edge of the small size and past it. */
 static void test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table(void **state)
@@ -476,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_count_follows_ieee_for_nan),
 		cmocka_unit_test(test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty),
 		cmocka_unit_test(test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table),
+		cmocka_unit_test(test_reduce_in_one_dispatch_gives_the_bits_of_two_passes),
 		cmocka_unit_test(test_reduce_array_larger_than_one_storage_binding),
 		cmocka_unit_test(test_reduce_array_in_several_parts_matches_reference),
 		cmocka_unit_test(test_reduce_parts_must_add_up),
