@@ -527,6 +527,52 @@ static void test_async_pipelined_requests_are_each_answered_once(void **state)
 	}
 }
 
+/* A batch of jobs that each fill 15 buffers: a batch's input copies outnumber its jobs (the
+ * daemon runs them in rounds; session 10's review found them written past their array). With
+ * four jobs to a batch and one batch on the GPU at a time, the pipelined requests queue up
+ * behind the running batch and go in fours: 60 copies where a batch holds 4 + 32. */
+static void test_batches_of_jobs_in_many_buffers_are_answered_right(void **state)
+{
+	(void)state;
+	enum { JOBS = 16 };
+	struct ref_daemon small;
+	char limit[32];
+	snprintf(limit, sizeof(limit), "%u", PART_LIMIT);
+	assert_int_equal(setenv("VKR_MAX_ARRAY_BUFFER_BYTES", limit, 1), 0);
+	const char *const args[] = { "--max-batch-jobs", "4", "--max-batches-in-flight", "1", NULL };
+	int started = ref_daemon_start(&small, args);
+	unsetenv("VKR_MAX_ARRAY_BUFFER_BYTES");
+	assert_int_equal(started, 0);
+	vkr_client *c;
+	assert_int_equal(vkr_connect(small.socket, &c), 0);
+	size_t n = 15 * PART_LIMIT / 4 - 100; /* f32: 15 parts, the last one short */
+	float *in = malloc(JOBS * n * sizeof(*in));
+	assert_non_null(in);
+	struct tally t[JOBS];
+	memset(t, 0, sizeof(t));
+	ref_fill(&rng, VKR_OP_SUM, VKR_DTYPE_F32, in, JOBS * n);
+	for (int i = 0; i < JOBS; i++)
+		assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_F32, in + i * n, n, NULL,
+		                                  on_reduce, &t[i]),
+		                 0);
+	assert_int_equal(vkr_flush(c, 30000), 0);
+	while (vkr_pending(c) > 0)
+		assert_true(vkr_dispatch(c, 30000) >= 0);
+	for (int i = 0; i < JOBS; i++) {
+		char why[256];
+		assert_int_equal(t[i].calls, 1);
+		assert_int_equal(t[i].status, 0);
+		if (!ref_reduce_ok(VKR_OP_SUM, VKR_DTYPE_F32, in + i * n, n, NULL, t[i].v, why, sizeof(why)))
+			fail_msg("job %d of %d in 15 buffers: %s", i, JOBS, why);
+	}
+	double batches = stat_of(c, "batches");
+	print_message("%d jobs of 15 parts in %.0f batches\n", JOBS, batches);
+	assert_true(batches < JOBS); /* some batches held several such jobs */
+	vkr_close(c);
+	free(in);
+	assert_int_equal(ref_daemon_stop(&small), 0);
+}
+
 static void test_stats_count_requests_and_batches(void **state)
 {
 	vkr_kvlist *kv;
@@ -553,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_bad_region_requests_are_refused_and_connection_serves_on),
 		cmocka_unit_test(test_arrays_in_several_buffers_match_cpu),
 		cmocka_unit_test(test_async_pipelined_requests_are_each_answered_once),
+		cmocka_unit_test(test_batches_of_jobs_in_many_buffers_are_answered_right),
 		cmocka_unit_test(test_stats_count_requests_and_batches),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
