@@ -103,8 +103,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Submits what rec() records, waits, returns the command buffer's GPU time. */
-typedef void (*record_fn)(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx);
+/* Submits what rec() records, waits, returns the command buffer's GPU time. A recording that
+ * fails (0 or -errno from rec) is abandoned, not timed. */
+typedef int (*record_fn)(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx);
 
 static int time_once(struct gpu *gpu, record_fn rec, void *ctx, uint64_t *ns)
 {
@@ -113,7 +114,11 @@ static int time_once(struct gpu *gpu, record_fn rec, void *ctx, uint64_t *ns)
 	int rc = gpu_cmd_begin(gpu, &cmd);
 	if (rc < 0)
 		return rc;
-	rec(gpu, cmd, ctx);
+	rc = rec(gpu, cmd, ctx);
+	if (rc < 0) {
+		gpu_cmd_abandon(gpu, cmd);
+		return rc;
+	}
 	rc = gpu_cmd_submit(gpu, cmd, &value);
 	if (rc < 0)
 		return rc;
@@ -159,25 +164,30 @@ struct copy_ctx {
 	uint64_t dst_offset; /* where in dst the bytes land (a chunk's place in the check buffer) */
 };
 
-static void record_copy(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
+static int record_copy(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	(void)gpu;
 	struct copy_ctx *c = ctx;
 	const VkBufferCopy region = { .srcOffset = 0, .dstOffset = c->dst_offset, .size = c->bytes };
 	vkCmdCopyBuffer(gpu_cmd_handle(cmd), c->src->handle, c->dst->handle, 1, &region);
+	return 0;
 }
 
-static void record_copy_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
+static int record_copy_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	struct copy_ctx *c = ctx;
-	if (kern_record_copy(gpu, cmd, c->src->address, c->dst->address + c->dst_offset, c->bytes) < 0)
-		fprintf(stderr, "vkreduce-bench: could not record the copy kernel\n");
+	int rc = kern_record_copy(gpu, cmd, c->src->address, c->dst->address + c->dst_offset, c->bytes);
+	if (rc < 0)
+		fprintf(stderr, "vkreduce-bench: could not record the copy kernel: %s\n", strerror(-rc));
+	return rc;
 }
 
-static void record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
+static int record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
-	if (kern_record(gpu, cmd, ctx, 1) < 0)
-		fprintf(stderr, "vkreduce-bench: could not record a job\n");
+	int rc = kern_record(gpu, cmd, ctx, 1);
+	if (rc < 0)
+		fprintf(stderr, "vkreduce-bench: could not record a job: %s\n", strerror(-rc));
+	return rc;
 }
 
 static int64_t elapsed_ns(const struct timespec *from, const struct timespec *to)
@@ -432,7 +442,9 @@ static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n
 /* The copy kernel's rate (read + write) when it moves `traffic` bytes in all, from in[0] to
  * out[0]: the device's bandwidth at a row's size, its launch and drain included, where the
  * chunk-sized figure has them amortized. Measured once per size; 0 past one chunk. out[0] is
- * overwritten, so call it before the row's own runs. */
+ * overwritten, so call it before the row's own runs. The copy kernel always runs the device's
+ * full workgroup count (2112 on the H200), so at small sizes (below ~2^22 elements) it is
+ * slower than a copy could be, and the column there flatters the row. */
 static double copy_gbs_moving(struct gpu *gpu, const struct options *o, struct series_buffers *sb,
 			      uint64_t traffic)
 {

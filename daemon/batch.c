@@ -716,12 +716,20 @@ static int submit_one(struct batch *b)
 	r = kern_record(gpu, cmd, b->kjobs, count);
 	uint64_t t_submit = vkrd_now_ns();
 	d->stats.loop_record_ns += t_submit - t_record;
-	if (r == 0) {
-		r = gpu_cmd_submit(gpu, cmd, &value);
-		d->stats.loop_submit_ns += vkrd_now_ns() - t_submit;
-	} else {
-		gpu_cmd_abandon(gpu, cmd); /* nothing recorded: the small jobs' table had no memory */
+	if (r) {
+		/* The small jobs' table had no memory (retryable), or a pipeline built on first use
+		 * failed (compile_on_first_use; logged by the engine). The device is fine. */
+		gpu_cmd_abandon(gpu, cmd);
+		free(f->jobs);
+		free(f);
+		rollback_rings(b);
+		log_error("batch: recording %zu jobs failed: %s", count, strerror(-r));
+		fail_all(b, b->sel, count, r == -ENOMEM ? VKR_WIRE_BUSY : VKR_WIRE_INTERNAL,
+			 r == -ENOMEM ? "out of memory; retry later" : "a kernel could not be built; see the daemon's log");
+		return r;
 	}
+	r = gpu_cmd_submit(gpu, cmd, &value);
+	d->stats.loop_submit_ns += vkrd_now_ns() - t_submit;
 	if (r) {
 		free(f->jobs);
 		free(f);

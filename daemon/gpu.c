@@ -881,6 +881,16 @@ uint64_t gpu_validation_messages(const struct gpu *gpu)
 	return atomic_load(&((struct gpu *)gpu)->validation_messages);
 }
 
+bool gpu_builds_on_first_use(const struct gpu *gpu)
+{
+	return gpu->compile_on_first_use;
+}
+
+bool gpu_pipeline_built(const struct gpu *gpu, uint32_t index)
+{
+	return index < gpu->pipeline_count && gpu->pipelines[index] != VK_NULL_HANDLE;
+}
+
 bool gpu_pipeline_available(const struct gpu *gpu, uint32_t index)
 {
 	return index < gpu->pipeline_count && pipeline_wanted(gpu, kern_pipeline_source(index));

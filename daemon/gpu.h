@@ -189,9 +189,15 @@ uint64_t gpu_last_submitted_value(const struct gpu *gpu);
 /* Whether the device has been lost (after which only gpu_destroy is useful). */
 bool gpu_is_lost(const struct gpu *gpu);
 
+/* Whether pipelines are built on first use (gpu_config.compile_on_first_use or
+ * VKR_COMPILE_ON_FIRST_USE=1) rather than all in gpu_create. */
+bool gpu_builds_on_first_use(const struct gpu *gpu);
+
 /* Internal to the engine (kern_*.c). Whether this device builds pipeline `index` (a dtype or
  * variant it cannot run is never built). */
 bool gpu_pipeline_available(const struct gpu *gpu, uint32_t index);
+/* Whether pipeline `index` has been built (without building it). */
+bool gpu_pipeline_built(const struct gpu *gpu, uint32_t index);
 /* Pipeline `index`, built now if it was not yet (compile_on_first_use). 0, -ENOENT if the device
  * does not build it, or the -errno of a failed build (logged). */
 int gpu_pipeline(struct gpu *gpu, uint32_t index, VkPipeline *out);

@@ -536,6 +536,11 @@ static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
 	return single_pass(gpu, job) ? 2 * part_count(job) : 3;
 }
 
+unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job)
+{
+	return job_phases(gpu, job);
+}
+
 /* Phase 0: each part's workgroups write their partials, part after part; phase 1 folds them
  * all into the result slot. */
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
@@ -706,8 +711,7 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 	}
 	if (small || counters) {
 		/* The table: the small jobs, then one zeroed arrival counter per one-dispatch
-		 * reduction (each last workgroup zeroes its counter again, so a resubmitted
-		 * command buffer finds them zero too). */
+		 * reduction. */
 		uint64_t table_bytes = (small * sizeof(struct small_job) + 15) / 16 * 16;
 		struct gpu_buffer *buffer = NULL;
 		int rc = gpu_cmd_table(gpu, cmd, table_bytes + counters * 4, &buffer);

@@ -68,6 +68,11 @@ struct kern_job {
  * one-line reason. */
 int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, size_t msg_size);
 
+/* Phases kern_record() records for the job, a barrier between each: 0 for a small reduction
+ * (its workgroup in the small jobs' dispatch), 1 for a reduction of one buffer in one
+ * dispatch, 2 for one in two; for a scan 3 (reduce-then-scan) or two per part (single pass). */
+unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job);
+
 /* Scratch bytes the job needs (a multiple of 16; may be 0). */
 uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
 

@@ -398,6 +398,10 @@ static void log_device(const struct gpu *gpu, const char *cache)
 		return;
 	if (gpu_pipeline_cache_was_loaded(gpu)) {
 		log_info("pipelines built with the cache %s", cache);
+	} else if (gpu_builds_on_first_use(gpu)) {
+		/* Saved now it would hold no pipeline, and no later start would replace it. */
+		log_info("pipeline cache %s not saved: pipelines are built on first use "
+			 "(VKR_COMPILE_ON_FIRST_USE)", cache);
 	} else {
 		/* Saved now, once the pipelines exist, so the next start (or a restart after a
 		 * crash) finds it; it never changes afterwards. */

@@ -91,7 +91,8 @@ layout(push_constant, scalar) uniform Params {
 
 // Pass 3 ("one dispatch"): pass 0, then the workgroup that arrives last folds every partial
 // as pass 1 would. Partials and the counter are shared between workgroups: coherent, so the
-// last one reads them from memory and not from a stale cache.
+// last one reads them from memory and not from a stale cache. The CPU zeroes the counter each
+// time it records the command buffer (command buffers are submitted once).
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent buffer SharedAccs { ACC v[]; };
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Arrivals { uint v; };
 shared bool s_last;
@@ -259,6 +260,9 @@ void main()
 			SharedAccs(pc.partials).v[gl_WorkGroupID.x] = r;
 			memoryBarrierBuffer(); // the partial is visible before this arrival counts
 			s_last = atomicAdd(Arrivals(pc.counter).v, 1u) == gl_NumWorkGroups.x - 1u;
+			// Acquire: the partials of the workgroups counted before this one are visible
+			// to this workgroup (barrier() below orders shared memory only).
+			memoryBarrierBuffer();
 		}
 		barrier();
 		if (!s_last)
@@ -270,10 +274,8 @@ void main()
 		for (uint i = lid; i < gl_NumWorkGroups.x; i += WG_SIZE)
 			a0 = acc_op(a0, partials.v[i]);
 		r = workgroup_reduce(lid, a0);
-		if (lid == 0u) {
+		if (lid == 0u)
 			Accs(pc.dst).v[0] = result_bits(r);
-			Arrivals(pc.counter).v = 0u; // zero again for a resubmission
-		}
 		return;
 	}
 

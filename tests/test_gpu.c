@@ -21,15 +21,15 @@ static void test_gpu_picks_a_device_reads_its_limits_and_builds_every_pipeline(v
 	struct gpu *gpu = NULL;
 	char err[512] = "";
 	struct gpu_config at_start = { .verbose = true };
+	unsetenv("VKR_COMPILE_ON_FIRST_USE");
 	if (gpu_create(&at_start, &gpu, err, sizeof(err)) < 0)
 		fail_msg("no usable Vulkan device: %s", err);
+	assert_false(gpu_builds_on_first_use(gpu));
 	size_t available = 0;
 	for (uint32_t i = 0; i < kern_pipeline_count(); i++) {
 		if (!gpu_pipeline_available(gpu, i))
 			continue;
-		VkPipeline p = VK_NULL_HANDLE;
-		assert_int_equal(gpu_pipeline(gpu, i, &p), 0);
-		assert_non_null(p);
+		assert_true(gpu_pipeline_built(gpu, i)); /* by gpu_create, before any use */
 		available++;
 	}
 	print_message("%zu of %zu pipelines built at start\n", available, kern_pipeline_count());
@@ -278,7 +278,9 @@ static void test_gpu_pipeline_cache_is_saved_reloaded_and_bad_files_ignored(void
 	assert_int_equal(gpu_create(&config, &gpu, err, sizeof(err)), 0);
 	assert_false(gpu_pipeline_cache_was_loaded(gpu));
 	VkPipeline built;
+	assert_false(gpu_pipeline_built(gpu, 0)); /* first use: nothing built yet */
 	assert_int_equal(gpu_pipeline(gpu, 0, &built), 0);
+	assert_true(gpu_pipeline_built(gpu, 0));
 	assert_int_equal(gpu_save_pipeline_cache(gpu, path), 0);
 	harness_gpu_done(gpu);
 

@@ -334,27 +334,34 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
 
 /* A reduction of one buffer runs in one dispatch (its last workgroup folds the partials); on
  * a device made with VKR_REDUCE=two-pass a second dispatch folds them. Both fold in the same
- * order: every op, dtype and comparison gives the same bits both ways, the 17 jobs of each
- * sharing one command buffer (17 arrival counters) at different sizes and misalignments. */
+ * order: every op, dtype and comparison gives the same bits both ways, 3 jobs of each in one
+ * command buffer (3 arrival counters) at different sizes and misalignments. 700 workgroups
+ * (VKR_REDUCE_WORKGROUPS) make many arrive at once, and the last one fold 700 partials in
+ * three rounds of its 256 invocations. */
 static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **state)
 {
 	(void)state;
-	assert_true(gpu_get_info(gpu)->reduce_one_dispatch);
-	setenv("VKR_REDUCE", "two-pass", 1);
+	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
+	struct gpu *one_pass = harness_gpu();
+	assert_int_equal(setenv("VKR_REDUCE", "two-pass", 1), 0);
 	struct gpu *two_pass = harness_gpu();
 	unsetenv("VKR_REDUCE");
-	assert_false(gpu_get_info(two_pass)->reduce_one_dispatch);
+	unsetenv("VKR_REDUCE_WORKGROUPS");
+	enum { JOBS = 3 };
+	size_t n = 3000017; /* f32: 750,004 vectors, enough for 700 workgroups of 4 each */
+	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32, .n = n };
+	assert_int_equal(kern_job_phases(one_pass, &probe), 1);
+	assert_int_equal(kern_job_phases(two_pass, &probe), 2);
 	uint64_t rng = harness_seed() + 23;
-	size_t n = 1000003;
 	void *input = malloc(n * 8);
 	assert_non_null(input);
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
-		if (!gpu_supports_dtype(gpu, d))
+		if (!gpu_supports_dtype(one_pass, d))
 			continue;
 		for (unsigned op = 0; op < VKR_OP_COUNT_; op++) {
 			gen_fill(d, op, input, n, &rng);
-			struct host_job one[17], two[17];
-			for (size_t i = 0; i < 17; i++) {
+			struct host_job one[JOBS], two[JOBS];
+			for (size_t i = 0; i < JOBS; i++) {
 				one[i] = (struct host_job){
 					.kind = KERN_REDUCE, .op = op, .dtype = d,
 					.cmp = (vkr_cmp)(i % VKR_CMP_COUNT_),
@@ -364,17 +371,24 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 				};
 				two[i] = one[i];
 			}
-			harness_run(gpu, one, 17);
-			harness_run(two_pass, two, 17);
-			for (size_t i = 0; i < 17; i++)
+			harness_run(one_pass, one, JOBS);
+			harness_run(two_pass, two, JOBS);
+			for (size_t i = 0; i < JOBS; i++) {
+				char why[256];
+				if (!ref_reduce_check(op, d, one[i].cmp, one[i].cmp_value, input, one[i].n,
+						      one[i].result, why, sizeof(why)))
+					fail_msg("one dispatch, %s %s n=%zu: %s", proto_op_name(op),
+						 proto_dtype_name(d), one[i].n, why);
 				if (memcmp(&one[i].result, &two[i].result, sizeof(one[i].result)) != 0)
 					fail_msg("%s %s n=%zu: one dispatch %#llx, two passes %#llx",
 						 proto_op_name(op), proto_dtype_name(d), one[i].n,
 						 (unsigned long long)one[i].result.u64,
 						 (unsigned long long)two[i].result.u64);
+			}
 		}
 	}
 	free(input);
+	harness_gpu_done(one_pass);
 	harness_gpu_done(two_pass);
 }
 
