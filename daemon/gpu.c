@@ -7,6 +7,8 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -646,29 +648,38 @@ static bool pipeline_wanted(const struct gpu *gpu, const struct kern_pipeline_so
 	return true;
 }
 
-static int build_pipeline(struct gpu *gpu, size_t i, char *err, size_t err_size)
+/* The shader module of pipeline i: variants of one module share it, owned by the first of
+ * them that needed it. */
+static int find_or_load_module(struct gpu *gpu, size_t i, VkShaderModule *out, char *err, size_t err_size)
 {
 	const struct kern_pipeline_source *src = kern_pipeline_source(i);
 	size_t code_size;
 	const uint32_t *code = pipeline_code(gpu, src, &code_size);
-	/* Variants of one module share it; find a pipeline built from the same code. */
-	VkShaderModule module = VK_NULL_HANDLE;
-	for (size_t j = 0; j < gpu->pipeline_count && !module; j++)
-		if (gpu->modules[j] && pipeline_code(gpu, kern_pipeline_source(j), &(size_t){ 0 }) == code)
-			module = gpu->modules[j];
-	if (!module) {
-		const VkShaderModuleCreateInfo mi = {
-			.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-			.codeSize = code_size,
-			.pCode = code,
-		};
-		VkResult r = vkCreateShaderModule(gpu->device, &mi, NULL, &module);
-		if (r != VK_SUCCESS) {
-			set_err(err, err_size, "cannot load shader %s (VkResult %d)", src->name, r);
-			return gpu_errno_from_vk(r);
+	for (size_t j = 0; j < gpu->pipeline_count; j++) {
+		if (gpu->modules[j] && pipeline_code(gpu, kern_pipeline_source(j), &(size_t){ 0 }) == code) {
+			*out = gpu->modules[j];
+			return 0;
 		}
-		gpu->modules[i] = module; /* owned by the first pipeline that uses it */
 	}
+	const VkShaderModuleCreateInfo mi = {
+		.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+		.codeSize = code_size,
+		.pCode = code,
+	};
+	VkResult r = vkCreateShaderModule(gpu->device, &mi, NULL, out);
+	if (r != VK_SUCCESS) {
+		set_err(err, err_size, "cannot load shader %s (VkResult %d)", src->name, r);
+		return gpu_errno_from_vk(r);
+	}
+	gpu->modules[i] = *out;
+	return 0;
+}
+
+/* Compiles pipeline i from its module. Writes gpu->pipelines[i] only, so that threads may
+ * build different pipelines at once (the pipeline cache is internally synchronized). */
+static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, char *err, size_t err_size)
+{
+	const struct kern_pipeline_source *src = kern_pipeline_source(i);
 	const VkSpecializationMapEntry entries[3] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
 		{ .constantID = 1, .offset = 4, .size = 4 },
@@ -703,6 +714,79 @@ static int build_pipeline(struct gpu *gpu, size_t i, char *err, size_t err_size)
 	return 0;
 }
 
+static int build_pipeline(struct gpu *gpu, size_t i, char *err, size_t err_size)
+{
+	VkShaderModule module;
+	int rc = find_or_load_module(gpu, i, &module, err, err_size);
+	return rc < 0 ? rc : compile_pipeline(gpu, i, module, err, err_size);
+}
+
+/* The pipelines create_pipelines compiles, shared by the threads that compile them. */
+struct compile_queue {
+	struct gpu *gpu;
+	const VkShaderModule *module; /* per pipeline; VK_NULL_HANDLE: not wanted */
+	atomic_size_t next;
+	pthread_mutex_t lock;
+	int rc; /* the first failure, with its message; under lock */
+	char err[256];
+};
+
+static void *compile_worker(void *arg)
+{
+	struct compile_queue *q = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&q->next, 1);
+		if (i >= q->gpu->pipeline_count)
+			return NULL;
+		if (!q->module[i])
+			continue;
+		char err[256];
+		int rc = compile_pipeline(q->gpu, i, q->module[i], err, sizeof(err));
+		if (rc < 0) {
+			pthread_mutex_lock(&q->lock);
+			if (!q->rc) {
+				q->rc = rc;
+				snprintf(q->err, sizeof(q->err), "%s", err);
+			}
+			pthread_mutex_unlock(&q->lock);
+		}
+	}
+}
+
+/* Compiles every wanted pipeline on up to one thread per core (at most 8): the driver compiles
+ * on the calling thread, and ~220 pipelines take seconds on a CPU implementation. */
+static int compile_all(struct gpu *gpu, char *err, size_t err_size)
+{
+	VkShaderModule *module = calloc(gpu->pipeline_count, sizeof(*module));
+	if (!module)
+		return -ENOMEM;
+	int rc = 0;
+	for (size_t i = 0; i < gpu->pipeline_count && rc == 0; i++)
+		if (pipeline_wanted(gpu, kern_pipeline_source(i)))
+			rc = find_or_load_module(gpu, i, &module[i], err, err_size);
+	if (rc < 0) {
+		free(module);
+		return rc;
+	}
+	struct compile_queue q = { .gpu = gpu, .module = module };
+	atomic_init(&q.next, 0);
+	pthread_mutex_init(&q.lock, NULL);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t helpers = cores > 1 ? (size_t)(cores < 8 ? cores : 8) - 1 : 0;
+	pthread_t threads[7];
+	size_t started = 0;
+	while (started < helpers && pthread_create(&threads[started], NULL, compile_worker, &q) == 0)
+		started++; /* fewer helpers if a thread cannot start: this thread compiles too */
+	compile_worker(&q);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	pthread_mutex_destroy(&q.lock);
+	free(module);
+	if (q.rc < 0)
+		set_err(err, err_size, "%s", q.err);
+	return q.rc;
+}
+
 static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 {
 	const VkPushConstantRange range = {
@@ -728,14 +812,7 @@ static int create_pipelines(struct gpu *gpu, char *err, size_t err_size)
 
 	if (gpu->compile_on_first_use)
 		return 0; /* gpu_pipeline() builds each when it is first bound */
-	for (size_t i = 0; i < gpu->pipeline_count; i++) {
-		if (!pipeline_wanted(gpu, kern_pipeline_source(i)))
-			continue;
-		int rc = build_pipeline(gpu, i, err, err_size);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	return compile_all(gpu, err, err_size);
 }
 
 /* VK_KHR_pipeline_executable_properties with its pipelineExecutableInfo feature. */
