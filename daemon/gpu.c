@@ -768,9 +768,8 @@ static int compile_all(struct gpu *gpu, char *err, size_t err_size)
 		free(module);
 		return rc;
 	}
-	struct compile_queue q = { .gpu = gpu, .module = module };
+	struct compile_queue q = { .gpu = gpu, .module = module, .lock = PTHREAD_MUTEX_INITIALIZER };
 	atomic_init(&q.next, 0);
-	pthread_mutex_init(&q.lock, NULL);
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t helpers = cores > 1 ? (size_t)(cores < 8 ? cores : 8) - 1 : 0;
 	pthread_t threads[7];
@@ -780,7 +779,6 @@ static int compile_all(struct gpu *gpu, char *err, size_t err_size)
 	compile_worker(&q);
 	for (size_t t = 0; t < started; t++)
 		pthread_join(threads[t], NULL);
-	pthread_mutex_destroy(&q.lock);
 	free(module);
 	if (q.rc < 0)
 		set_err(err, err_size, "%s", q.err);

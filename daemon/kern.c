@@ -542,7 +542,7 @@ unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job)
 }
 
 /* Phase 0: each part's workgroups write their partials, part after part; phase 1 folds them
- * all into the result slot. */
+ * all into the result slot. A reduction in one dispatch does both in phase 0. */
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
 	uint32_t pipe = reduce_pipeline(job);
