@@ -46,7 +46,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vkreduce-bench [options]\n"
 		"Times every reduction and scan on the Vulkan device (VKR_DEVICE picks one) with\n"
-		"timestamp queries, beside the device's copy bandwidth measured in the same run.\n\n"
+		"timestamp queries, beside the device's copy bandwidth measured in the same run:\n"
+		"\"of copy\" against the copy kernel over one whole buffer, \"same-size\" against the\n"
+		"copy kernel moving as many bytes as the row (launch and drain included).\n\n"
 		"  --all               every op and dtype (the default)\n"
 		"  --ops LIST          comma-separated: sum,prod,min,max,count\n"
 		"  --dtypes LIST       comma-separated: f32,f64,i32,u32,i64,u64\n"
