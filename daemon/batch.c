@@ -566,6 +566,17 @@ static void fail_all(struct batch *b, struct batch_job **jobs, size_t count, int
 		fail_job(b, jobs[i], code, what);
 }
 
+/* A batch that will not run: frees its flight record (may be NULL), gives back the ring space
+ * its jobs took, and answers each of them. */
+static void drop_batch(struct batch *b, struct inflight *f, size_t count, int code, const char *what)
+{
+	if (f)
+		free(f->jobs);
+	free(f);
+	rollback_rings(b);
+	fail_all(b, b->sel, count, code, what);
+}
+
 size_t batch_fail_queued(struct batch *b, int code, const char *what)
 {
 	struct batch_job *job;
@@ -693,11 +704,7 @@ static int submit_one(struct batch *b)
 		}
 	}
 	if (!f || f->cap < count) {
-		if (f)
-			free(f->jobs);
-		free(f);
-		rollback_rings(b);
-		fail_all(b, b->sel, count, VKR_WIRE_INTERNAL, "out of memory");
+		drop_batch(b, f, count, VKR_WIRE_INTERNAL, "out of memory");
 		return -ENOMEM;
 	}
 	f->next = NULL;
@@ -707,10 +714,7 @@ static int submit_one(struct batch *b)
 	d->stats.loop_copy_ns += t_record - t_copy;
 	r = gpu_cmd_begin(gpu, &cmd);
 	if (r) {
-		free(f->jobs);
-		free(f);
-		rollback_rings(b);
-		fail_all(b, b->sel, count, VKR_WIRE_INTERNAL, "could not begin a command buffer");
+		drop_batch(b, f, count, VKR_WIRE_INTERNAL, "could not begin a command buffer");
 		return r;
 	}
 	r = kern_record(gpu, cmd, b->kjobs, count);
@@ -720,25 +724,19 @@ static int submit_one(struct batch *b)
 		/* The small jobs' table had no memory (retryable), or a pipeline built on first use
 		 * failed (compile_on_first_use; logged by the engine). The device is fine. */
 		gpu_cmd_abandon(gpu, cmd);
-		free(f->jobs);
-		free(f);
-		rollback_rings(b);
 		log_error("batch: recording %zu jobs failed: %s", count, strerror(-r));
-		fail_all(b, b->sel, count, r == -ENOMEM ? VKR_WIRE_BUSY : VKR_WIRE_INTERNAL,
-			 r == -ENOMEM ? "out of memory; retry later" : "a kernel could not be built; see the daemon's log");
+		drop_batch(b, f, count, r == -ENOMEM ? VKR_WIRE_BUSY : VKR_WIRE_INTERNAL,
+			   r == -ENOMEM ? "out of memory; retry later" : "a kernel could not be built; see the daemon's log");
 		return r;
 	}
 	r = gpu_cmd_submit(gpu, cmd, &value);
 	d->stats.loop_submit_ns += vkrd_now_ns() - t_submit;
 	if (r) {
-		free(f->jobs);
-		free(f);
-		rollback_rings(b);
 		d->stats.device_lost += r != -ENOMEM;
 		log_error("batch: submit of %zu jobs failed: %s", count, strerror(-r));
 		/* Both answers are retryable: out of memory passes, a lost device is rebuilt. */
-		fail_all(b, b->sel, count, r == -ENOMEM ? VKR_WIRE_BUSY : VKR_WIRE_DEVICE_LOST,
-			 r == -ENOMEM ? "submit: out of memory; retry later" : "the device was lost; retry later");
+		drop_batch(b, f, count, r == -ENOMEM ? VKR_WIRE_BUSY : VKR_WIRE_DEVICE_LOST,
+			   r == -ENOMEM ? "submit: out of memory; retry later" : "the device was lost; retry later");
 		return r;
 	}
 	if (gpu_ring_fence(&b->upload, value) || gpu_ring_fence(&b->readback, value) ||

@@ -974,15 +974,17 @@ bool gpu_pipeline_available(const struct gpu *gpu, uint32_t index)
 int gpu_pipeline(struct gpu *gpu, uint32_t index, VkPipeline *out)
 {
 	*out = VK_NULL_HANDLE;
+	if (gpu_pipeline_built(gpu, index)) {
+		*out = gpu->pipelines[index]; /* every dispatch comes here: nothing else to check */
+		return 0;
+	}
 	if (!gpu_pipeline_available(gpu, index))
 		return -ENOENT;
-	if (!gpu->pipelines[index]) {
-		char err[256];
-		int rc = build_pipeline(gpu, index, err, sizeof(err));
-		if (rc < 0) {
-			gpu_log(gpu, 0, "%s", err);
-			return rc;
-		}
+	char err[256];
+	int rc = build_pipeline(gpu, index, err, sizeof(err));
+	if (rc < 0) {
+		gpu_log(gpu, 0, "%s", err);
+		return rc;
 	}
 	*out = gpu->pipelines[index];
 	return 0;

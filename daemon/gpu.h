@@ -33,7 +33,7 @@ struct gpu_config {
 	 * device memory are not built, which saves their compile time at start. */
 	bool host_memory_scans_only;
 	/* Build each pipeline when a command buffer first binds it, instead of all of them (about
-	 * 250) at start: a start in a fraction of the time (lavapipe compiles each in tens of
+	 * 220) at start: a start in a fraction of the time (lavapipe compiles each in tens of
 	 * milliseconds), but the first batch of each kind waits for its compile. For tools and
 	 * tests that start devices often; the daemon builds everything at start. Also
 	 * VKR_COMPILE_ON_FIRST_USE=1 in the environment. */
@@ -94,9 +94,9 @@ struct gpu_info {
 	char choice_reason[256];       /* why this device was chosen */
 };
 
-/* Creates the instance and device and builds every pipeline (unless compile_on_first_use). On failure writes a one-line
- * reason into err (if not NULL) and returns -ENODEV (no usable device), -ENOTSUP, -ENOMEM
- * or -EIO. */
+/* Creates the instance and device and builds every pipeline (unless compile_on_first_use).
+ * On failure writes a one-line reason into err (if not NULL) and returns -ENODEV (no usable
+ * device), -ENOTSUP, -ENOMEM or -EIO. */
 int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, size_t err_size);
 /* Waits for the device to go idle and frees everything. Accepts NULL. */
 void gpu_destroy(struct gpu *gpu);

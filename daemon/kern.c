@@ -527,7 +527,7 @@ static void dispatch(struct recorder *rec, uint32_t pipeline, const void *params
 	dispatch_2d(rec, pipeline, params, size, groups, 1);
 }
 
-static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
+unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
 		return 0; /* recorded by record_small_jobs, in phase 0's place */
@@ -536,11 +536,6 @@ static unsigned job_phases(const struct gpu *gpu, const struct kern_job *job)
 	if (job->n == 0)
 		return 0;
 	return single_pass(gpu, job) ? 2 * part_count(job) : 3;
-}
-
-unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job)
-{
-	return job_phases(gpu, job);
 }
 
 /* Phase 0: each part's workgroups write their partials, part after part; phase 1 folds them
@@ -729,12 +724,12 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 	 * several buffers has two phases per part. */
 	unsigned phases = 3;
 	for (size_t i = 0; i < count; i++)
-		if (job_phases(gpu, &jobs[i]) > phases)
-			phases = job_phases(gpu, &jobs[i]);
+		if (kern_job_phases(gpu, &jobs[i]) > phases)
+			phases = kern_job_phases(gpu, &jobs[i]);
 	for (unsigned phase = 0; phase < phases; phase++) {
 		bool any = phase == 0 && small;
 		for (size_t i = 0; i < count; i++) {
-			if (phase >= job_phases(gpu, &jobs[i]))
+			if (phase >= kern_job_phases(gpu, &jobs[i]))
 				continue;
 			if (!any && phase > 0)
 				gpu_cmd_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
