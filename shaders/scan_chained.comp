@@ -92,11 +92,9 @@ layout(push_constant, scalar) uniform Params {
 #define BLOCK_WINDOW 32u  // blocks per look-back window (2^25 elements of f32, 2^26 chunked)
 
 shared uint s_tile;
-shared uint s_missing_tile;  // lowest lane whose tile has no aggregate yet (BLOCK: none)
-shared uint s_nearest;       // lowest lane whose block has an inclusive prefix (BLOCK: none)
-shared uint s_missing_block; // lowest lane before s_nearest with no block aggregate (BLOCK: none)
 shared T s_vals[BLOCK];
 shared T s_fold;
+shared T s_block_last;       // block_aggregate: the block's last tile's aggregate
 
 #include "scan_tile.glsl"
 #include "tile_scan.glsl"
@@ -391,26 +389,99 @@ void fallback_tile(uint lid, uint m)
 	}
 }
 
-// Folds s_vals[0, count) (earlier tiles on the left) by a tree whose shape depends on count
-// alone; s_vals[count] and above are untouched. count >= 1. Ends with a barrier; every
-// invocation gets the result.
-T tree_fold(uint lid, uint count)
+// The look-back's fold of the aggregates of tiles 0 .. count-1 of a block, v being lane lid's
+// (earlier tiles on the left): a pairwise tree whose shape depends on count alone (level k
+// combines lanes lid and lid + k for lid a multiple of 2k, where lid + k < count). count >= 1.
+// Every invocation gets the result. The two versions compute the same tree, so the same bits.
+#if defined(TILE_BLELLOCH) || ELEM_ALIGN == 8
+// In shared memory, a barrier per level: the build without subgroup operations, and 64-bit
+// types. (With the shuffles below the driver gave the f64 sum kernel 64 registers instead of
+// 80 and 80 bytes of spills, and it ran 1742 us at 2^28 against 1570 on the H200: run S12-3.)
+// Ends with a barrier.
+T tree_fold(uint lid, T v, uint count)
 {
+	s_vals[lid] = v;
+	barrier();
 	for (uint k = 1u; k < count; k <<= 1u) {
 		if ((lid & (2u * k - 1u)) == 0u && lid + k < count)
 			s_vals[lid] = scan_op(s_vals[lid], s_vals[lid + k]);
 		barrier();
 	}
-	T v = s_vals[0];
+	T r = s_vals[0];
 	barrier(); // s_vals may be rewritten after the call
-	return v;
+	return r;
+}
+#else
+// 32-bit types with subgroup operations: the levels below the subgroup size by shuffles, the
+// others by invocation 0 over the subgroups' results, in two or three barriers where the
+// shared-memory tree takes one per level (nine for a block's 255 tiles), on every tile's
+// look-back. About 1% faster on the H200 (runs S12-2, S12-3): barriers are not what the
+// look-back costs.
+shared T s_groups[WG_SIZE / MIN_SUBGROUP];
+
+// x from lane d above (undefined past the subgroup's end).
+T shuffle_down(T x, uint d)
+{
+#if defined(DTYPE_F32)
+	return uintBitsToFloat(subgroupShuffleDown(floatBitsToUint(x), d)); // keys: shuffle_up
+#else
+	return subgroupShuffleDown(x, d);
+#endif
 }
 
-// B(b) from the aggregates of block b's tiles in s_vals[0, BLOCK).
-T block_aggregate(uint lid)
+// Ends with a barrier.
+T tree_fold(uint lid, T v, uint count)
 {
-	T last = s_vals[BLOCK - 1u];
-	return scan_op(tree_fold(lid, BLOCK - 1u), last);
+	uint size = gl_SubgroupSize;
+	for (uint k = 1u; k < size && k < count; k <<= 1u) {
+		T y = shuffle_down(v, k);
+		if ((lid & (2u * k - 1u)) == 0u && lid + k < count)
+			v = scan_op(v, y);
+	}
+	if (gl_SubgroupInvocationID == 0u)
+		s_groups[gl_SubgroupID] = v;
+	barrier();
+	// Level k * size: subgroup g takes g + k's result where (g + k) * size < count.
+	uint groups = (count + size - 1u) / size;
+	if (groups > 1u) {
+		if (lid == 0u)
+			for (uint k = 1u; k < groups; k <<= 1u)
+				for (uint g = 0u; g + k < groups; g += 2u * k)
+					s_groups[g] = scan_op(s_groups[g], s_groups[g + k]);
+		barrier();
+	}
+	T r = s_groups[0];
+	barrier(); // s_groups may be rewritten after the call
+	return r;
+}
+#endif
+
+// B(b) from the aggregates of block b's tiles, v being lane lid's.
+T block_aggregate(uint lid, T v)
+{
+	if (lid == BLOCK - 1u)
+		s_block_last = v; // read after tree_fold's barriers
+	T head = tree_fold(lid, v, BLOCK - 1u);
+	return scan_op(head, s_block_last);
+}
+
+// The lowest lanes for which each condition holds (BLOCK: none); every invocation of the
+// workgroup calls it at the same point of a round. Three barriers. (Subgroup ballots, one
+// barrier a round with each round's answers kept apart by its parity, ran 20 us slower for
+// 32-bit sums at 2^28 on the H200, at the same 64 registers: run S12-2.)
+shared uint s_lowest[3];
+uvec3 lowest_lanes(uint lid, bvec3 cond)
+{
+	barrier(); // every invocation has read the previous round's
+	if (lid == 0u)
+		for (uint c = 0u; c < 3u; c++)
+			s_lowest[c] = BLOCK;
+	barrier();
+	for (uint c = 0u; c < 3u; c++)
+		if (cond[c])
+			atomicMin(s_lowest[c], lid);
+	barrier();
+	return uvec3(s_lowest[0], s_lowest[1], s_lowest[2]);
 }
 
 // Appends s_vals[0, count) to s_fold, the farthest (highest lane) first: the left fold, in
@@ -435,18 +506,9 @@ void fallback_block(uint lid, uint m)
 	for (;;) {
 		T value;
 		uint state = read_entry(tile_entry(first + lid), value);
-		barrier(); // every invocation has read the previous round's s_missing_tile
-		if (lid == 0u)
-			s_missing_tile = BLOCK;
-		barrier();
-		if (state == 0u)
-			atomicMin(s_missing_tile, lid);
-		barrier();
-		uint missing = s_missing_tile;
+		uint missing = lowest_lanes(lid, bvec3(state == 0u, false, false)).x;
 		if (missing == BLOCK) {
-			s_vals[lid] = value;
-			barrier();
-			T aggregate = block_aggregate(lid);
+			T aggregate = block_aggregate(lid, value);
 			if (lid == 0u)
 				publish(block_aggregate_entry(m), aggregate);
 			return;
@@ -496,29 +558,15 @@ T look_back(uint lid, uint tile, T total)
 				prefix_state = read_entry(block_prefix_entry(pb), prefix);
 			}
 		}
-		barrier(); // every invocation has read the previous round's shared state
-		if (lid == 0u) {
-			s_missing_tile = BLOCK;
-			s_nearest = BLOCK;
-			s_missing_block = BLOCK;
-		}
-		barrier();
-		if (tile_state == 0u)
-			atomicMin(s_missing_tile, lid);
-		if (exists && prefix_state != 0u)
-			atomicMin(s_nearest, lid);
-		barrier();
-		uint nearest = s_nearest;
-		if (exists && aggregate_state == 0u && lid < nearest)
-			atomicMin(s_missing_block, lid);
-		barrier();
-		uint missing_tile = s_missing_tile, missing_block = s_missing_block;
+		// The nearest block with its prefix, the first tile with nothing published and the
+		// first block before the nearest with no aggregate.
+		uvec3 low = lowest_lanes(lid, bvec3(tile_state == 0u, exists && prefix_state != 0u,
+						    exists && aggregate_state == 0u));
+		uint missing_tile = low.x, nearest = low.y, missing_block = low.z < nearest ? low.z : BLOCK;
 
 		bool tiles_ready = !tiles_done && missing_tile == BLOCK;
 		if (tiles_ready) {
-			s_vals[lid] = tile_value;
-			barrier();
-			inner = tree_fold(lid, count);
+			inner = tree_fold(lid, tile_value, count);
 			tiles_done = true;
 			if (count == BLOCK - 1u) {
 				block_total = scan_op(inner, total);
