@@ -388,6 +388,16 @@ static int pick_device(struct gpu *gpu, const char *want, char *err, size_t err_
 	return 0;
 }
 
+/* A workgroup count within [1, 4096] and the device's limit. */
+static uint32_t clamp_workgroups(uint32_t wgs, uint32_t max_x)
+{
+	if (wgs > 4096)
+		wgs = 4096;
+	if (wgs > max_x)
+		wgs = max_x;
+	return wgs ? wgs : 1;
+}
+
 static void read_info(struct gpu *gpu)
 {
 	struct gpu_info *info = &gpu->info;
@@ -469,26 +479,32 @@ static void read_info(struct gpu *gpu)
 
 	/* Pass 1 of a reduction runs enough workgroups to fill the device and no more: with
 	 * too few the memory system idles (the seeds' 512 workgroups read 1.3 TB/s on the H200,
-	 * 1024 read 2.5 TB/s); more only lengthen pass 2. NVIDIA tells its SM count; elsewhere
-	 * the device type decides. VKR_REDUCE_WORKGROUPS overrides, for tuning. */
-	uint32_t wgs;
-	if (gpu->has_sm_builtins && sm.shaderSMCount > 0)
-		wgs = sm.shaderSMCount * (sm.shaderWarpsPerSM * 32 / 256) * 2;
-	else if (p->deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU)
-		wgs = 2048;
-	else if (p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+	 * 1024 read 2.5 TB/s); more only lengthen the drain and the fold of the partials.
+	 * NVIDIA tells its SM count and warps per SM: one wave of 256-wide workgroups. On the
+	 * H200 (1056) that beat two waves (2112, the count until session 12) by 1.3 to 2.1 us
+	 * per reduction from 2^24 to 2^26 and matched it from 2^27 up, for every op of f32, i32
+	 * and f64 but count-if over f64, which ran up to 8% slower on one wave (2^28: 600
+	 * against 552 us; run S12-2): count-if over 64-bit types keeps two waves, and so does
+	 * the copy kernel, the benchmark's reference (0.4% faster on two). Elsewhere the device
+	 * type decides. VKR_REDUCE_WORKGROUPS overrides all three, for tuning. */
+	uint32_t wgs, wide;
+	if (gpu->has_sm_builtins && sm.shaderSMCount > 0) {
+		wgs = sm.shaderSMCount * (sm.shaderWarpsPerSM * 32 / 256);
+		wide = 2 * wgs;
+	} else if (p->deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) {
+		wgs = wide = 2048;
+	} else if (p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		wgs = (uint32_t)(cpus > 0 ? cpus : 1) * 4;
-	} else
-		wgs = 256;
+		wgs = wide = (uint32_t)(cpus > 0 ? cpus : 1) * 4;
+	} else {
+		wgs = wide = 256;
+	}
 	const char *override = getenv("VKR_REDUCE_WORKGROUPS");
 	if (override && atoi(override) > 0)
-		wgs = (uint32_t)atoi(override);
-	if (wgs > 4096)
-		wgs = 4096;
-	if (wgs > info->max_workgroup_count_x)
-		wgs = info->max_workgroup_count_x;
-	info->reduce_workgroups = wgs ? wgs : 1;
+		wgs = wide = (uint32_t)atoi(override);
+	info->reduce_workgroups = clamp_workgroups(wgs, info->max_workgroup_count_x);
+	info->reduce_workgroups_count64 = clamp_workgroups(wide, info->max_workgroup_count_x);
+	info->copy_workgroups = info->reduce_workgroups_count64;
 	info->scan_workgroups = info->max_workgroup_count_x < 65535 ? info->max_workgroup_count_x : 65535;
 	/* VKR_WAIT_SPIN_US: how long gpu_wait polls before it blocks (default 100 us on GPUs,
 	 * 0 on CPU implementations). */

@@ -188,10 +188,10 @@ struct reduce_plan {
 };
 
 /* Pass 0 over one part (the whole array of a job in one buffer). */
-static struct reduce_plan plan_reduce(const struct gpu *gpu, vkr_dtype dtype, struct kern_part part)
+static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_job *job, struct kern_part part)
 {
 	struct reduce_plan p;
-	uint64_t size = dtype_size(dtype);
+	uint64_t size = dtype_size(job->dtype);
 	uint64_t per_vec = 16 / size;
 	uint64_t misalign = part.src % 16;
 	p.head = misalign ? (16 - misalign) / size : 0;
@@ -203,7 +203,9 @@ static struct reduce_plan plan_reduce(const struct gpu *gpu, vkr_dtype dtype, st
 	uint64_t want = (p.nvec + WG_SIZE * 4 - 1) / (WG_SIZE * 4);
 	if (want < 1)
 		want = 1;
-	p.groups = want < gpu->info.reduce_workgroups ? (uint32_t)want : gpu->info.reduce_workgroups;
+	uint32_t max = job->op == VKR_OP_COUNT && size == 8 ? gpu->info.reduce_workgroups_count64
+							   : gpu->info.reduce_workgroups;
+	p.groups = want < max ? (uint32_t)want : max;
 	return p;
 }
 
@@ -212,7 +214,7 @@ static uint64_t reduce_partials(const struct gpu *gpu, const struct kern_job *jo
 {
 	uint64_t partials = 0;
 	for (uint32_t i = 0; i < part_count(job); i++)
-		partials += plan_reduce(gpu, job->dtype, job_part(job, i)).groups;
+		partials += plan_reduce(gpu, job, job_part(job, i)).groups;
 	return partials;
 }
 
@@ -555,7 +557,7 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 	uint64_t partials = job->scratch;
 	for (uint32_t i = 0; i < part_count(job); i++) {
 		struct kern_part part = job_part(job, i);
-		struct reduce_plan plan = plan_reduce(rec->gpu, job->dtype, part);
+		struct reduce_plan plan = plan_reduce(rec->gpu, job, part);
 		struct reduce_params p = { 0 };
 		split(p.src, part.src);
 		split(p.src_vec, part.src + plan.head * dtype_size(job->dtype));
@@ -670,7 +672,7 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 		if (!is_small(job))
 			continue;
 		struct kern_part part = job_part(job, 0);
-		struct reduce_plan plan = plan_reduce(rec->gpu, job->dtype, part);
+		struct reduce_plan plan = plan_reduce(rec->gpu, job, part);
 		struct small_job *e = &table[fill[reduce_pipeline(job)]++];
 		memset(e, 0, sizeof(*e));
 		split(e->src, part.src);
@@ -758,7 +760,7 @@ int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_
 	split(p.src, src);
 	split(p.dst, dst);
 	p.vecs = (uint32_t)(bytes / 16);
-	dispatch(&rec, PIPE_COPY, &p, sizeof(p), gpu->info.reduce_workgroups);
+	dispatch(&rec, PIPE_COPY, &p, sizeof(p), gpu->info.copy_workgroups);
 	return rec.error;
 }
 
