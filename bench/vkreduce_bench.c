@@ -11,7 +11,8 @@
  * the operation must move at least: n * size for a reduction, 2 * n * size for a scan
  * (read + write), 2 * bytes for a copy. "of copy" compares a row with the copy kernel over
  * one whole chunk (launch and drain amortized), "same-size" with the copy kernel moving as
- * many bytes as the row, launch and drain included. One size of each op and dtype (2^24, or the largest
+ * many bytes as the row, launch and drain included, and "of read" a reduction with the read
+ * kernel reading its array (the device's read bandwidth at that size). One size of each op and dtype (2^24, or the largest
  * below it) is checked against the CPU reference, so a fast wrong kernel cannot report.
  * Arrays larger than the device allocates at once are held in several buffers, as the daemon
  * holds them, and their jobs list those buffers as parts (struct kern_part).
@@ -48,7 +49,9 @@ static void usage(FILE *f)
 		"Times every reduction and scan on the Vulkan device (VKR_DEVICE picks one) with\n"
 		"timestamp queries, beside the device's copy bandwidth measured in the same run:\n"
 		"\"of copy\" against the copy kernel over one whole buffer, \"same-size\" against the\n"
-		"copy kernel moving as many bytes as the row (launch and drain included).\n\n"
+		"copy kernel moving as many bytes as the row (launch and drain included), \"of read\"\n"
+		"(reductions) against a kernel that only reads the row's array, the best of one and two\n"
+		"waves of workgroups (the device's read bandwidth at that size).\n\n"
 		"  --all               every op and dtype (the default)\n"
 		"  --ops LIST          comma-separated: sum,prod,min,max,count\n"
 		"  --dtypes LIST       comma-separated: f32,f64,i32,u32,i64,u64\n"
@@ -181,6 +184,21 @@ static int record_copy_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 	int rc = kern_record_copy(gpu, cmd, c->src->address, c->dst->address + c->dst_offset, c->bytes);
 	if (rc < 0)
 		fprintf(stderr, "vkreduce-bench: could not record the copy kernel: %s\n", strerror(-rc));
+	return rc;
+}
+
+struct read_ctx {
+	struct gpu_buffer *src, *scratch;
+	uint64_t bytes;
+	uint32_t groups;
+};
+
+static int record_read_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
+{
+	struct read_ctx *c = ctx;
+	int rc = kern_record_read(gpu, cmd, c->src->address, c->bytes, c->scratch->address, c->groups);
+	if (rc < 0)
+		fprintf(stderr, "vkreduce-bench: could not record the read kernel: %s\n", strerror(-rc));
 	return rc;
 }
 
@@ -417,14 +435,14 @@ static FILE *csv;
 static bool print_times;
 
 /* copy_gbs: the copy kernel's rate on one whole chunk; same_gbs: its rate moving as many bytes
- * as this row (0 where not measured). */
+ * as this row; read_gbs: the read kernel's over the row's array (0 where not measured). */
 static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n, double us,
-		   double bytes, double copy_gbs, double same_gbs)
+		   double bytes, double copy_gbs, double same_gbs, double read_gbs)
 {
 	double gbs = bytes / (us * 1e3);
-	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f %9.2f", kind, op, proto_dtype_name(dtype),
+	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f %9.2f %7.2f", kind, op, proto_dtype_name(dtype),
 	       (int)log2((double)n), us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0,
-	       same_gbs > 0 ? gbs / same_gbs : 0);
+	       same_gbs > 0 ? gbs / same_gbs : 0, read_gbs > 0 ? gbs / read_gbs : 0);
 	if (print_times) {
 		struct timespec now = { 0 };
 		struct tm local;
@@ -435,9 +453,9 @@ static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n
 	}
 	putchar('\n');
 	if (csv)
-		fprintf(csv, "%s,%s,%s,%llu,%.3f,%.2f,%.4f,%.4f\n", kind, op, proto_dtype_name(dtype),
+		fprintf(csv, "%s,%s,%s,%llu,%.3f,%.2f,%.4f,%.4f,%.4f\n", kind, op, proto_dtype_name(dtype),
 			(unsigned long long)n, us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0,
-			same_gbs > 0 ? gbs / same_gbs : 0);
+			same_gbs > 0 ? gbs / same_gbs : 0, read_gbs > 0 ? gbs / read_gbs : 0);
 	fflush(stdout);
 }
 
@@ -471,6 +489,43 @@ static double copy_gbs_moving(struct gpu *gpu, const struct options *o, struct s
 		known[known_count++].gbs = gbs;
 	}
 	return gbs;
+}
+
+/* The read kernel's rate over the first `bytes` of in[0] (at most one chunk): the best of the
+ * reductions' grid (one wave at most, fewer for small arrays) and two waves, so that neither
+ * choice of the reductions' own grid flatters them. Measured once per size; 0 past one chunk. */
+static double read_gbs_over(struct gpu *gpu, const struct options *o, struct series_buffers *sb,
+			    uint64_t bytes)
+{
+	static struct {
+		uint64_t bytes;
+		double gbs;
+	} known[31];
+	static unsigned known_count;
+	bytes = bytes / 16 * 16;
+	if (bytes == 0 || bytes > sb->chunk_bytes)
+		return 0;
+	for (unsigned i = 0; i < known_count; i++)
+		if (known[i].bytes == bytes)
+			return known[i].gbs;
+	const struct gpu_info *info = gpu_get_info(gpu);
+	uint64_t want = (bytes / 16 + 1023) / 1024; /* at least 4 vectors per invocation */
+	uint32_t grids[2] = { info->reduce_workgroups, info->copy_workgroups };
+	double best = 0;
+	for (unsigned g = 0; g < 2; g++) {
+		struct read_ctx c = { .src = &sb->in[0], .scratch = &sb->scratch, .bytes = bytes,
+				      .groups = want < grids[g] ? (uint32_t)(want ? want : 1) : grids[g] };
+		double us = 0;
+		if (time_median(gpu, o->reps, record_read_kernel, &c, &us) < 0 || us <= 0)
+			return 0;
+		double gbs = (double)bytes / (us * 1e3);
+		best = gbs > best ? gbs : best;
+	}
+	if (known_count < sizeof(known) / sizeof(known[0])) {
+		known[known_count].bytes = bytes;
+		known[known_count++].gbs = best;
+	}
+	return best;
 }
 
 /* Inputs and outputs in device memory, so that the figures are the device's and not the PCIe
@@ -520,12 +575,13 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				}
 				uint64_t traffic = n * esize * (kind ? 2 : 1);
 				double same_gbs = copy_gbs_moving(gpu, o, sb, traffic);
+				double read_gbs = kind ? 0 : read_gbs_over(gpu, o, sb, traffic);
 				double us = 0;
 				rc = time_median(gpu, o->reps, record_job, &job, &us);
 				if (rc < 0)
 					break;
 				report(kind ? "scan" : "reduce", proto_op_name(op), dtype, n, us, (double)traffic,
-				       copy_gbs, same_gbs);
+				       copy_gbs, same_gbs, read_gbs);
 				if (k != check_log2)
 					continue;
 				/* The last run's output is still in place: check it. A scan's output is
@@ -705,7 +761,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "vkreduce-bench: cannot write %s: %s\n", o.csv, strerror(errno));
 			return 1;
 		}
-		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy,of_copy_same_bytes\n");
+		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy,of_copy_same_bytes,of_read_same_bytes\n");
 	}
 	printf("device: %s (%s), subgroup %u, reduce workgroups %u (count-if of 64-bit types %u), "
 	       "copy workgroups %u, timestamp period %.3f ns, "
@@ -768,8 +824,8 @@ int main(int argc, char **argv)
 	if (rc == 0 && series)
 		rc = series_buffers_alloc(gpu, &o, &sb);
 	if (rc == 0 && series)
-		printf("%-7s %-5s %-4s %-5s %12s %10s %7s %9s\n", "kind", "op", "type", "n", "gpu us", "GB/s",
-		       "of copy", "same-size");
+		printf("%-7s %-5s %-4s %-5s %12s %10s %7s %9s %7s\n", "kind", "op", "type", "n", "gpu us", "GB/s",
+		       "of copy", "same-size", "of read");
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_ && rc == 0 && series; d++) {
 		if (!o.dtypes[d])
 			continue;

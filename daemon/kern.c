@@ -29,7 +29,8 @@ enum {
 	PIPE_SCAN_CHAINED_STAGED = PIPE_SCAN_CHAINED + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
 	PIPE_CLEAR = PIPE_SCAN_CHAINED_STAGED + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2,
 	PIPE_COPY = PIPE_CLEAR + 1,
-	PIPE_TOTAL = PIPE_COPY + 1,
+	PIPE_READ = PIPE_COPY + 1,
+	PIPE_TOTAL = PIPE_READ + 1,
 };
 
 #define DTYPE_TABLE(kernel)                                                                        \
@@ -151,6 +152,9 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		};
 		sources[PIPE_COPY] = (struct kern_pipeline_source){
 			.name = "copy", .code = spv_copy, .size = spv_copy_size,
+		};
+		sources[PIPE_READ] = (struct kern_pipeline_source){
+			.name = "read", .code = spv_read, .size = spv_read_size,
 		};
 	}
 	return &sources[index];
@@ -761,6 +765,22 @@ int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_
 	split(p.dst, dst);
 	p.vecs = (uint32_t)(bytes / 16);
 	dispatch(&rec, PIPE_COPY, &p, sizeof(p), gpu->info.copy_workgroups);
+	return rec.error;
+}
+
+int kern_record_read(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t bytes, uint64_t scratch,
+		     uint32_t groups)
+{
+	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
+	struct {
+		uint32_t src[2], dst[2];
+		uint32_t vecs, magic;
+	} p;
+	split(p.src, src);
+	split(p.dst, scratch);
+	p.vecs = (uint32_t)(bytes / 16);
+	p.magic = 0x5eed1e55u;
+	dispatch(&rec, PIPE_READ, &p, sizeof(p), groups);
 	return rec.error;
 }
 

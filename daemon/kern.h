@@ -101,6 +101,12 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
  * kern_record() when its pipeline cannot be built. */
 int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes);
 
+/* Records a read of bytes (a multiple of 16, < 2^36) at src by `groups` workgroups of 256
+ * invocations, which write nothing but may write one 16-byte vector at scratch: the
+ * benchmark's read bandwidth. 0, or as kern_record_copy(). */
+int kern_record_read(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t bytes, uint64_t scratch,
+		     uint32_t groups);
+
 /* Decodes a completed reduction's 8-byte result slot: the value in the member of the job's
  * dtype, or u64 for count. */
 vkr_value kern_result_decode(const struct kern_job *job, const void *slot);
