@@ -274,7 +274,7 @@ static void test_scan_float_is_deterministic(void **state)
 static void test_scan_float_bits_do_not_depend_on_scheduling(void **state)
 {
 	(void)state;
-	size_t n = 2000003;
+	size_t n = 2400007; /* two blocks of tiles of the chunked single pass */
 	uint64_t rng = harness_seed() + 17;
 	float *x = malloc(n * sizeof(*x)), *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
 	float *c = malloc(n * sizeof(*c)), *a_ex = malloc(n * sizeof(*a_ex));
