@@ -440,9 +440,13 @@ static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n
 		   double bytes, double copy_gbs, double same_gbs, double read_gbs)
 {
 	double gbs = bytes / (us * 1e3);
-	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f %9.2f %7.2f", kind, op, proto_dtype_name(dtype),
+	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f %9.2f", kind, op, proto_dtype_name(dtype),
 	       (int)log2((double)n), us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0,
-	       same_gbs > 0 ? gbs / same_gbs : 0, read_gbs > 0 ? gbs / read_gbs : 0);
+	       same_gbs > 0 ? gbs / same_gbs : 0);
+	if (read_gbs > 0)
+		printf(" %7.2f", gbs / read_gbs);
+	else
+		printf(" %7s", "-"); /* scans, and arrays past one chunk */
 	if (print_times) {
 		struct timespec now = { 0 };
 		struct tm local;
