@@ -10,7 +10,7 @@ mkdir -p "$top/.exp"
 for probe in "$@"; do
 	dir=$(mktemp -d)
 	git -C "$top" archive HEAD | tar x -C "$dir"
-	awk -v want="### probe $probe" '/^### probe / { on = index($0, want) == 1 } on && !/^### probe /' \
+	awk -v want="### probe $probe" '/^### probe / { on = $0 == want || index($0, want " ") == 1 } on && !/^### probe /' \
 		"$patches" > "$dir/probe.patch"
 	[ -s "$dir/probe.patch" ] || { echo "build-probes: no probe $probe in $patches" >&2; exit 1; }
 	(cd "$dir" && patch -s -p0 < probe.patch)
