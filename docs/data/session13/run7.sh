@@ -6,8 +6,9 @@
 # kernel as it is with SharedAccs and Arrivals not declared coherent (formally unsafe).
 # Registers, then f32 and f64 sums 2^20 to 2^25 beside old (G: 78391bd plus the read
 # kernel's two times on stderr), two rounds. Each .exp/vkreduce-bench-X is the tree with the
-# probe X of probes-reduce.patch applied (and G's bench change), built with
-# `meson setup b --buildtype=release && meson compile -C b bench/vkreduce-bench`.
+# probe X of probes-reduce.patch applied, built by `docs/data/session13/build-probes.sh G Rs
+# Rsbd Rn Rn2` on the development machine; run as `. .gpu/env.sh; bash
+# docs/data/session13/run7.sh $OUT` with `.gpu/` and `.exp/` carried.
 out=${1:?}; mkdir -p "$out/r"; o="$out/r"
 for v in Rs Rsbd Rn Rn2; do
   VKR_COMPILE_ON_FIRST_USE=1 VKR_PIPELINE_STATS=1 timeout 30 .exp/vkreduce-bench-$v --reduce-only --ops sum --dtypes f32 \
