@@ -545,6 +545,13 @@ static void read_info(struct gpu *gpu)
 	const char *tile = getenv("VKR_SCAN_TILE");
 	info->scan_tile_subgroup = shuffles && tile && strcmp(tile, "subgroup") == 0;
 	info->scan_chunked = shuffles && !(tile && strcmp(tile, "blelloch") == 0);
+	/* The reductions' tree needs basic and shuffle (an xor butterfly), not shuffle_relative. */
+	const VkSubgroupFeatureFlags reduce_needed = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+	const char *tree = getenv("VKR_REDUCE_TREE");
+	info->reduce_subgroup_tree = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+				     (sub.supportedOperations & reduce_needed) == reduce_needed &&
+				     sub.subgroupSize >= 4 && sub.subgroupSize <= 256 &&
+				     !(tree && strcmp(tree, "shared") == 0);
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)
@@ -633,9 +640,11 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 {
 	bool preserve = (src->denorm_bits == 32 && gpu->info.denorm_preserve32) ||
 			(src->denorm_bits == 64 && gpu->info.denorm_preserve64);
-	bool subgroup = src->device_single_pass ? gpu->info.scan_chunked : gpu->info.scan_tile_subgroup;
+	bool subgroup = src->device_single_pass ? gpu->info.scan_chunked
+			: src->reduction      ? gpu->info.reduce_subgroup_tree
+					      : gpu->info.scan_tile_subgroup;
 	if (src->code_blelloch && !subgroup) {
-		/* The scan kernels' build without subgroup operations. */
+		/* The build without subgroup operations. */
 		if (preserve && src->code_blelloch_denorm_preserve) {
 			*size = src->size_blelloch_denorm_preserve;
 			return src->code_blelloch_denorm_preserve;

@@ -78,6 +78,9 @@ struct gpu_info {
 	/* Reductions of one buffer run in one dispatch, the last workgroup to finish folding
 	 * the partials (VKR_REDUCE=two-pass: a second dispatch folds them, as before session 11). */
 	bool reduce_one_dispatch;
+	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
+	 * subgroups of 4 to 256), unless VKR_REDUCE_TREE=shared: else the tree in shared memory. */
+	bool reduce_subgroup_tree;
 	/* The scan of device memory (VKR_SCAN): single-pass for every op and dtype, reduce-then-scan
 	 * for every one, or neither (the default: kern.c picks per op and dtype). */
 	bool scan_single_pass;

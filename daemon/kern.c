@@ -66,21 +66,22 @@ static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
 };
 
-/* The scan kernels' builds with the Blelloch tile scan (tile_scan.glsl, TILE_BLELLOCH). */
+/* The builds without subgroup operations (TILE_BLELLOCH): the scan kernels' Blelloch tile scan
+ * (tile_scan.glsl), the reductions' workgroup tree in shared memory. */
 static const uint32_t *const kernel_code_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
-	DTYPE_NONE, DTYPE_NONE, DTYPE_TABLE(scan_reduce_bl),
+	DTYPE_TABLE(reduce_bl), DTYPE_TABLE(count_bl), DTYPE_TABLE(scan_reduce_bl),
 	DTYPE_TABLE(scan_totals_bl), DTYPE_TABLE(scan_apply_bl), DTYPE_TABLE(scan_chained_bl),
 };
 static const size_t *const kernel_size_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
-	DTYPE_NONE, DTYPE_NONE, DTYPE_SIZES(scan_reduce_bl),
+	DTYPE_SIZES(reduce_bl), DTYPE_SIZES(count_bl), DTYPE_SIZES(scan_reduce_bl),
 	DTYPE_SIZES(scan_totals_bl), DTYPE_SIZES(scan_apply_bl), DTYPE_SIZES(scan_chained_bl),
 };
 static const uint32_t *const kernel_code_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
-	DTYPE_NONE, DTYPE_NONE, DTYPE_TABLE_DP(scan_reduce_bl),
+	DTYPE_TABLE_DP(reduce_bl), DTYPE_TABLE_DP(count_bl), DTYPE_TABLE_DP(scan_reduce_bl),
 	DTYPE_TABLE_DP(scan_totals_bl), DTYPE_TABLE_DP(scan_apply_bl), DTYPE_TABLE_DP(scan_chained_bl),
 };
 static const size_t *const kernel_size_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
-	DTYPE_NONE, DTYPE_NONE, DTYPE_SIZES_DP(scan_reduce_bl),
+	DTYPE_SIZES_DP(reduce_bl), DTYPE_SIZES_DP(count_bl), DTYPE_SIZES_DP(scan_reduce_bl),
 	DTYPE_SIZES_DP(scan_totals_bl), DTYPE_SIZES_DP(scan_apply_bl), DTYPE_SIZES_DP(scan_chained_bl),
 };
 
@@ -112,6 +113,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->spec[1] = exclusive;
 	s->spec[2] = staged;
 	s->device_single_pass = kernel == K_SCAN_CHAINED && !staged;
+	s->reduction = kernel == K_REDUCE || kernel == K_COUNT;
 	s->dtype = dtype;
 	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;

@@ -121,9 +121,10 @@ struct kern_pipeline_source {
 	const uint32_t *code_denorm_preserve;
 	size_t size_denorm_preserve;
 	unsigned denorm_bits;
-	/* Scan kernels: the builds whose tile scan is the Blelloch tree in shared memory rather
-	 * than subgroup shuffles (for devices without them, and VKR_SCAN_TILE=blelloch), plain
-	 * and DenormPreserve; NULL for the other kernels. */
+	/* The builds without subgroup operations, plain and DenormPreserve (NULL for the kernels
+	 * without dtype): for scans, the Blelloch tile scan in shared memory rather than subgroup
+	 * shuffles (devices without them, and VKR_SCAN_TILE=blelloch); for reductions, the
+	 * workgroup tree in shared memory (devices without them, and VKR_REDUCE_TREE=shared). */
 	const uint32_t *code_blelloch;
 	size_t size_blelloch;
 	const uint32_t *code_blelloch_denorm_preserve;
@@ -136,6 +137,7 @@ struct kern_pipeline_source {
 	 * says; otherwise gpu.c leaves its pipeline VK_NULL_HANDLE and kern.c runs
 	 * reduce-then-scan there. */
 	bool device_single_pass;
+	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
 	vkr_dtype dtype;
 	vkr_op op;
 	bool needs_float64;

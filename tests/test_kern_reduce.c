@@ -41,7 +41,7 @@ static int teardown(void **state)
 
 /* All sizes of one op and dtype in one command buffer, each at a different misalignment
  * so the scalar head and tail paths are exercised. */
-static void check_op_dtype(vkr_op op, vkr_dtype dtype)
+static void check_op_dtype_on(struct gpu *on, vkr_op op, vkr_dtype dtype)
 {
 	uint64_t rng = harness_seed() ^ ((uint64_t)op << 32) ^ ((uint64_t)dtype << 40);
 	struct host_job jobs[SIZE_COUNT * 6];
@@ -69,7 +69,7 @@ static void check_op_dtype(vkr_op op, vkr_dtype dtype)
 			};
 		}
 	}
-	harness_run(gpu, jobs, count);
+	harness_run(on, jobs, count);
 	for (size_t i = 0; i < count; i++) {
 		char why[256];
 		if (!ref_reduce_check(op, dtype, jobs[i].cmp, jobs[i].cmp_value, jobs[i].input, jobs[i].n,
@@ -81,15 +81,20 @@ static void check_op_dtype(vkr_op op, vkr_dtype dtype)
 		free(inputs[s]);
 }
 
-static void check_all_dtypes(vkr_op op)
+static void check_all_dtypes_on(struct gpu *on, vkr_op op)
 {
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
-		if (!gpu_supports_dtype(gpu, d)) {
+		if (!gpu_supports_dtype(on, d)) {
 			print_message("device lacks %s; skipped that dtype\n", proto_dtype_name(d));
 			continue;
 		}
-		check_op_dtype(op, (vkr_dtype)d);
+		check_op_dtype_on(on, op, (vkr_dtype)d);
 	}
+}
+
+static void check_all_dtypes(vkr_op op)
+{
+	check_all_dtypes_on(gpu, op);
 }
 
 static void test_reduce_sum_every_dtype_and_size_matches_reference(void **state)
@@ -127,6 +132,33 @@ static vkr_value reduce_one(vkr_op op, vkr_dtype dtype, const void *data, size_t
 	struct host_job job = { .kind = KERN_REDUCE, .op = op, .dtype = dtype, .input = data, .n = n };
 	harness_run(gpu, &job, 1);
 	return job.result;
+}
+
+/* The workgroup tree has two builds: subgroup shuffles, the default where the device has them,
+ * and the tree in shared memory (VKR_REDUCE_TREE=shared, and devices without them). This runs
+ * every op, dtype and size on a second device instance with the other one (the suite's other
+ * tests cover the first). The suite also runs these tests with lavapipe's subgroups of 4 and
+ * 16 lanes (LP_NATIVE_VECTOR_WIDTH) besides its default 8. */
+static void test_reduce_other_workgroup_tree_matches_reference(void **state)
+{
+	(void)state;
+	bool subgroup = gpu_get_info(gpu)->reduce_subgroup_tree;
+	const char *saved = getenv("VKR_REDUCE_TREE");
+	char *copy = saved ? strdup(saved) : NULL;
+	assert_int_equal(setenv("VKR_REDUCE_TREE", subgroup ? "shared" : "subgroup", 1), 0);
+	struct gpu *other = harness_gpu();
+	assert_int_equal(copy ? setenv("VKR_REDUCE_TREE", copy, 1) : unsetenv("VKR_REDUCE_TREE"), 0);
+	free(copy);
+	if (!subgroup && !gpu_get_info(other)->reduce_subgroup_tree)
+		print_message("device has no subgroup shuffles: both instances use the tree in shared memory\n");
+	else
+		assert_true(gpu_get_info(other)->reduce_subgroup_tree != subgroup);
+	print_message("workgroup tree under test: %s (subgroup size %u)\n",
+		      gpu_get_info(other)->reduce_subgroup_tree ? "subgroup" : "shared",
+		      gpu_get_info(other)->subgroup_size);
+	for (vkr_op op = VKR_OP_SUM; op <= VKR_OP_COUNT; op++)
+		check_all_dtypes_on(other, op);
+	harness_gpu_done(other);
 }
 
 static void test_reduce_min_max_propagate_nan(void **state)
@@ -529,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_min_every_dtype_and_size_matches_reference),
 		cmocka_unit_test(test_reduce_max_every_dtype_and_size_matches_reference),
 		cmocka_unit_test(test_reduce_count_every_cmp_dtype_and_size_matches_reference),
+		cmocka_unit_test(test_reduce_other_workgroup_tree_matches_reference),
 		cmocka_unit_test(test_reduce_min_max_propagate_nan),
 		cmocka_unit_test(test_reduce_infinities_are_ordinary_values),
 		cmocka_unit_test(test_reduce_empty_gives_neutral_and_min_max_are_errors),
