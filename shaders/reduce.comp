@@ -120,34 +120,51 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer Job
 uint g_cmp;
 uvec2 g_cmp_bits;
 
-#if defined(KERNEL_COUNT) && EXACT_COMPARE && defined(DTYPE_F32)
-// f32 count-if where subnormals may flush: each comparison is a range of order keys,
+#if defined(KERNEL_COUNT) && EXACT_COMPARE
+// Float count-if where subnormals may flush: each comparison is a range of order keys,
 // [g_low, g_high] or its complement, set once per job, so an element costs its key and two
-// integer compares. -0 and +0 are equal: a zero value's range spans both keys.
-int g_low, g_high;
-bool g_outside, g_value_nan;
+// key compares, with no NaN test of its own. -0 and +0 are equal: a zero value's range spans
+// both keys. NaNs need no test because their keys lie outside [key(-inf), key(+inf)], where
+// every range but "ne"'s complement stays, so they count only for "ne", as in numpy; against
+// a NaN value the range is empty: "ne" counts everything and the others nothing. (The NaN
+// tests per element cost the f64 count 14% at 2^28 on the H200: 551 us against 483 for the
+// sum; session 14, run S14-2.)
+KEY g_low, g_high;
+bool g_outside;
+
+#if defined(DTYPE_F32)
+#define NEG_ZERO uintBitsToFloat(0x80000000u)
+KEY key_next(KEY k) { return k + 1; }
+KEY key_prev(KEY k) { return k - 1; }
+#else
+#define NEG_ZERO packDouble2x32(uvec2(0u, 0x80000000u))
+// The low word is compared unsigned: carry and borrow into the high word.
+KEY key_next(KEY k) { return uint(k.x) == 0xffffffffu ? ivec2(0, k.y + 1) : ivec2(k.x + 1, k.y); }
+KEY key_prev(KEY k) { return k.x == 0 ? ivec2(-1, k.y - 1) : ivec2(k.x - 1, k.y); }
+#endif
 
 void set_comparison(uint cmp, uvec2 bits)
 {
 	g_cmp = cmp;
 	g_cmp_bits = bits;
 	T v = value_from_bits(bits);
-	g_value_nan = is_nan(v);
-	bool zero = (bits.x & 0x7fffffffu) == 0u;
-	int lo = zero ? order_key(uintBitsToFloat(0x80000000u)) : order_key(v);
-	int hi = zero ? order_key(0.0) : lo;
-	const int lowest = int(0x80000000u), highest = 0x7fffffff;
+	bool zero = both_zero(v, v);
+	KEY lo = zero ? order_key(NEG_ZERO) : order_key(v);
+	KEY hi = zero ? order_key(T(0)) : lo;
+	KEY lowest = order_key(NEG_LIMIT), highest = order_key(POS_LIMIT); // -inf, +inf
 	g_outside = cmp == 1u;
-	g_low = cmp == 2u || cmp == 3u ? lowest : cmp == 4u ? hi + 1 : lo;
-	g_high = cmp == 2u ? lo - 1 : cmp == 4u || cmp == 5u ? highest : hi;
+	g_low = cmp == 2u || cmp == 3u ? lowest : cmp == 4u ? key_next(hi) : lo;
+	g_high = cmp == 2u ? key_prev(lo) : cmp == 4u || cmp == 5u ? highest : hi;
+	if (is_nan(v)) {
+		g_low = highest;
+		g_high = lowest;
+	}
 }
 
 bool predicate(T x, T v)
 {
-	if (is_nan(x) || g_value_nan)
-		return g_cmp == 1u; // as numpy: every comparison with NaN is false except "ne"
-	int k = order_key(x);
-	return (k >= g_low && k <= g_high) != g_outside;
+	KEY k = order_key(x);
+	return (!key_less(k, g_low) && !key_less(g_high, k)) != g_outside;
 }
 #elif defined(KERNEL_COUNT)
 void set_comparison(uint cmp, uvec2 bits)
