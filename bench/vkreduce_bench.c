@@ -767,11 +767,11 @@ int main(int argc, char **argv)
 		}
 		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy,of_copy_same_bytes,of_read_same_bytes\n");
 	}
-	printf("device: %s (%s), subgroup %u, reduce workgroups %u (count-if of 64-bit types %u), "
+	printf("device: %s (%s), subgroup %u, reduce workgroups %u, "
 	       "reduce tree: %s, copy workgroups %u, timestamp period %.3f ns, "
 	       "scan: %s, single-pass tiles: %s, tile scan: %s, subnormals f32/f64: %s/%s\n",
 	       info->name, info->type, info->subgroup_size, info->reduce_workgroups,
-	       info->reduce_workgroups_count64, info->reduce_subgroup_tree ? "subgroup" : "shared",
+	       info->reduce_subgroup_tree ? "subgroup" : "shared",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :

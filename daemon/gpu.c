@@ -483,10 +483,11 @@ static void read_info(struct gpu *gpu)
 	 * NVIDIA tells its SM count and warps per SM: one wave of 256-wide workgroups. On the
 	 * H200 (1056) that beat two waves (2112, the count until session 12) by 1.3 to 2.1 us
 	 * per reduction from 2^24 to 2^26 and matched it from 2^27 up, for every op of f32, i32
-	 * and f64 but count-if over f64, which ran up to 8% slower on one wave (2^28: 600
-	 * against 552 us; run S12-2): count-if over 64-bit types keeps two waves, and so does
-	 * the copy kernel, the benchmark's reference (0.4% faster on two). Elsewhere the device
-	 * type decides. VKR_REDUCE_WORKGROUPS overrides all three, for tuning. */
+	 * and f64. Count-if over 64-bit types kept two waves until session 14 (f64's was slower
+	 * on one, run S12-2: its per-element NaN tests made it compute-bound); without them one
+	 * wave is 2.6 us faster at 2^24 and the same at 2^28 (run S14-3). The copy kernel, the
+	 * benchmark's reference, keeps two (0.4% faster). Elsewhere the device type decides.
+	 * VKR_REDUCE_WORKGROUPS overrides both, for tuning. */
 	uint32_t wgs, wide;
 	if (gpu->has_sm_builtins && sm.shaderSMCount > 0) {
 		wgs = sm.shaderSMCount * (sm.shaderWarpsPerSM * 32 / 256);
@@ -503,8 +504,7 @@ static void read_info(struct gpu *gpu)
 	if (override && atoi(override) > 0)
 		wgs = wide = (uint32_t)atoi(override);
 	info->reduce_workgroups = clamp_workgroups(wgs, info->max_workgroup_count_x);
-	info->reduce_workgroups_count64 = clamp_workgroups(wide, info->max_workgroup_count_x);
-	info->copy_workgroups = info->reduce_workgroups_count64;
+	info->copy_workgroups = clamp_workgroups(wide, info->max_workgroup_count_x);
 	info->scan_workgroups = info->max_workgroup_count_x < 65535 ? info->max_workgroup_count_x : 65535;
 	/* VKR_WAIT_SPIN_US: how long gpu_wait polls before it blocks (default 100 us on GPUs,
 	 * 0 on CPU implementations). */

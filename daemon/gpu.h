@@ -72,7 +72,6 @@ struct gpu_info {
 	bool host_import;              /* VK_EXT_external_memory_host is enabled */
 	uint64_t host_import_alignment; /* minImportedHostPointerAlignment, 0 without import */
 	uint32_t reduce_workgroups;    /* workgroups of pass 1 of a reduction, fixed per device */
-	uint32_t reduce_workgroups_count64; /* the same for count-if over a 64-bit dtype */
 	uint32_t copy_workgroups;      /* workgroups of the copy kernel (the bench's reference) */
 	uint32_t scan_workgroups;      /* most workgroups in one row of a scan dispatch */
 	/* Reductions of one buffer run in one dispatch, the last workgroup to finish folding

@@ -209,8 +209,7 @@ static struct reduce_plan plan_reduce(const struct gpu *gpu, const struct kern_j
 	uint64_t want = (p.nvec + WG_SIZE * 4 - 1) / (WG_SIZE * 4);
 	if (want < 1)
 		want = 1;
-	uint32_t max = job->op == VKR_OP_COUNT && size == 8 ? gpu->info.reduce_workgroups_count64
-							   : gpu->info.reduce_workgroups;
+	uint32_t max = gpu->info.reduce_workgroups;
 	p.groups = want < max ? (uint32_t)want : max;
 	return p;
 }
