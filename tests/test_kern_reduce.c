@@ -229,39 +229,70 @@ static void test_reduce_subnormals_are_not_flushed(void **state)
 
 /* Every comparison against every edge value (zeros of both signs, subnormals, infinities,
  * NaN) on an array of those edge values, small and large (two kernels): numpy's answers. */
-static void test_reduce_count_edge_values_match_reference(void **state)
+/* Every comparison against every edge value of a dtype, over an array of those values
+ * (edge_count of them, then 50,000). */
+static void check_count_edges(vkr_dtype dtype, const void *edges, size_t edge_count)
 {
-	(void)state;
-	const float edges[] = { -0.0f, 0.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f, 1.0f, -1.0f,
-				INFINITY, -INFINITY, NAN, FLT_MAX, -FLT_MAX };
-	const size_t edge_count = sizeof(edges) / sizeof(edges[0]);
+	size_t esize = proto_dtype_size(dtype);
 	const size_t lengths[] = { edge_count, 50000 };
 	for (size_t l = 0; l < 2; l++) {
 		size_t n = lengths[l];
-		float *x = malloc(n * sizeof(*x));
+		unsigned char *x = malloc(n * esize);
 		struct host_job *jobs = calloc(edge_count * VKR_CMP_COUNT_, sizeof(*jobs));
 		assert_non_null(x);
 		assert_non_null(jobs);
 		for (size_t i = 0; i < n; i++)
-			x[i] = edges[(i * 7) % edge_count];
+			memcpy(x + i * esize, (const unsigned char *)edges + ((i * 7) % edge_count) * esize, esize);
 		size_t count = 0;
 		for (size_t e = 0; e < edge_count; e++)
 			for (unsigned c = 0; c < VKR_CMP_COUNT_; c++) {
 				jobs[count] = (struct host_job){ .kind = KERN_REDUCE, .op = VKR_OP_COUNT,
-								 .dtype = VKR_DTYPE_F32, .cmp = (vkr_cmp)c,
+								 .dtype = dtype, .cmp = (vkr_cmp)c,
 								 .input = x, .n = n };
-				jobs[count++].cmp_value.f32 = edges[e];
+				memcpy(&jobs[count++].cmp_value, (const unsigned char *)edges + e * esize, esize);
 			}
 		harness_run(gpu, jobs, count);
 		for (size_t i = 0; i < count; i++) {
 			char why[256];
-			if (!ref_reduce_check(VKR_OP_COUNT, VKR_DTYPE_F32, jobs[i].cmp, jobs[i].cmp_value, x, n,
+			if (!ref_reduce_check(VKR_OP_COUNT, dtype, jobs[i].cmp, jobs[i].cmp_value, x, n,
 					      jobs[i].result, why, sizeof(why)))
-				fail_msg("n=%zu x %s %g: %s", n, proto_cmp_name(jobs[i].cmp),
-					 (double)jobs[i].cmp_value.f32, why);
+				fail_msg("%s n=%zu x %s edge %zu: %s", proto_dtype_name(dtype), n,
+					 proto_cmp_name(jobs[i].cmp), i / VKR_CMP_COUNT_, why);
 		}
 		free(jobs);
 		free(x);
+	}
+}
+
+/* Count-if compares by key ranges (shaders/reduce.comp): the edges are where a range could be
+ * off by one or wrap. Zeros of both signs, the smallest subnormals, infinities, NaNs of both
+ * signs and the largest finite values; integers' extremes and their neighbours. */
+static void test_reduce_count_edge_values_match_reference(void **state)
+{
+	(void)state;
+	const float f32_edges[] = { -0.0f, 0.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f, 1.0f, -1.0f,
+				    INFINITY, -INFINITY, NAN, -NAN, FLT_MAX, -FLT_MAX };
+	const double f64_edges[] = { -0.0, 0.0, 0x1p-1074, -0x1p-1074, 0x1p-1022, 1.0, -1.0,
+				     0x1.0000000000001p0, 0x1.fffffffffffffp-1, /* low words all 0 and all 1 */
+				     INFINITY, -INFINITY, NAN, -NAN, DBL_MAX, -DBL_MAX };
+	const int32_t i32_edges[] = { INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX - 1, INT32_MAX };
+	const uint32_t u32_edges[] = { 0, 1, 0x7fffffffu, 0x80000000u, UINT32_MAX - 1, UINT32_MAX };
+	const int64_t i64_edges[] = { INT64_MIN, INT64_MIN + 1, -1, 0, 1, (int64_t)UINT32_MAX,
+				      (int64_t)UINT32_MAX + 1, INT64_MAX - 1, INT64_MAX };
+	const uint64_t u64_edges[] = { 0, 1, UINT32_MAX, (uint64_t)UINT32_MAX + 1, INT64_MAX,
+				       (uint64_t)INT64_MAX + 1, UINT64_MAX - 1, UINT64_MAX };
+	check_count_edges(VKR_DTYPE_F32, f32_edges, sizeof(f32_edges) / sizeof(f32_edges[0]));
+	check_count_edges(VKR_DTYPE_I32, i32_edges, sizeof(i32_edges) / sizeof(i32_edges[0]));
+	check_count_edges(VKR_DTYPE_U32, u32_edges, sizeof(u32_edges) / sizeof(u32_edges[0]));
+	if (gpu_supports_dtype(gpu, VKR_DTYPE_F64))
+		check_count_edges(VKR_DTYPE_F64, f64_edges, sizeof(f64_edges) / sizeof(f64_edges[0]));
+	else
+		print_message("device lacks f64; skipped its edges\n");
+	if (gpu_supports_dtype(gpu, VKR_DTYPE_I64)) {
+		check_count_edges(VKR_DTYPE_I64, i64_edges, sizeof(i64_edges) / sizeof(i64_edges[0]));
+		check_count_edges(VKR_DTYPE_U64, u64_edges, sizeof(u64_edges) / sizeof(u64_edges[0]));
+	} else {
+		print_message("device lacks i64; skipped its edges\n");
 	}
 }
 
