@@ -424,11 +424,17 @@ static void read_info(struct gpu *gpu)
 	VkPhysicalDeviceFloatControlsProperties floats = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES,
 	};
+	VkPhysicalDeviceSubgroupSizeControlProperties size_control = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES,
+	};
+	bool size_control_known = base.apiVersion >= VK_API_VERSION_1_3 || gpu->has_subgroup_size_control_ext;
 	VkPhysicalDeviceProperties2 props = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
 	/* Chain only the structures this device knows (maintenance4 is core from 1.3). */
 	void *chain = NULL;
 #define CHAIN(s) ((s).pNext = chain, chain = &(s))
 	CHAIN(sub);
+	if (size_control_known)
+		CHAIN(size_control);
 	CHAIN(drv);
 	CHAIN(m3);
 	if (base.apiVersion >= VK_API_VERSION_1_3)
@@ -452,6 +458,19 @@ static void read_info(struct gpu *gpu)
 	snprintf(info->driver, sizeof(info->driver), "%.120s%s%.120s", drv.driverName,
 		 drv.driverInfo[0] ? " " : "", drv.driverInfo);
 	info->subgroup_size = sub.subgroupSize;
+	/* Whole subgroups for every pipeline, where the device can promise them: every kernel is
+	 * 256 invocations wide, which must be a multiple of the largest subgroup. */
+	if (size_control_known) {
+		VkPhysicalDeviceSubgroupSizeControlFeatures size_features = {
+			.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
+		};
+		VkPhysicalDeviceFeatures2 features = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+						       .pNext = &size_features };
+		vkGetPhysicalDeviceFeatures2(gpu->physical, &features);
+		uint32_t widest = size_control.maxSubgroupSize;
+		gpu->full_subgroups = size_features.computeFullSubgroups && widest >= 1 && widest <= 256 &&
+				      256 % widest == 0;
+	}
 	info->denorm_preserve32 = base.apiVersion >= VK_API_VERSION_1_2 && floats.shaderDenormPreserveFloat32;
 	info->denorm_preserve64 = base.apiVersion >= VK_API_VERSION_1_2 && floats.shaderDenormPreserveFloat64;
 	info->max_storage_buffer_range = p->limits.maxStorageBufferRange;
@@ -539,7 +558,7 @@ static void read_info(struct gpu *gpu)
 	const VkSubgroupFeatureFlags needed =
 		VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT |
 		VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
-	bool shuffles = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+	bool shuffles = gpu->full_subgroups && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
 			(sub.supportedOperations & needed) == needed && sub.subgroupSize >= 4 &&
 			sub.subgroupSize <= 256;
 	const char *tile = getenv("VKR_SCAN_TILE");
@@ -548,7 +567,7 @@ static void read_info(struct gpu *gpu)
 	/* The reductions' tree needs basic and shuffle (an xor butterfly), not shuffle_relative. */
 	const VkSubgroupFeatureFlags reduce_needed = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
 	const char *tree = getenv("VKR_REDUCE_TREE");
-	info->reduce_subgroup_tree = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+	info->reduce_subgroup_tree = gpu->full_subgroups && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
 				     (sub.supportedOperations & reduce_needed) == reduce_needed &&
 				     sub.subgroupSize >= 4 && sub.subgroupSize <= 256 &&
 				     !(tree && strcmp(tree, "shared") == 0);
@@ -564,7 +583,7 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 		.queueCount = 1,
 		.pQueuePriorities = &priority,
 	};
-	const char *exts[3];
+	const char *exts[4];
 	uint32_t ext_count = 0;
 	if (gpu->has_host_import_ext) {
 		exts[ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
@@ -573,6 +592,10 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 		exts[ext_count++] = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
 	if (gpu->pipeline_stats)
 		exts[ext_count++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+	VkPhysicalDeviceProperties device_props;
+	vkGetPhysicalDeviceProperties(gpu->physical, &device_props);
+	if (gpu->full_subgroups && device_props.apiVersion < VK_API_VERSION_1_3)
+		exts[ext_count++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
 
 	VkPhysicalDeviceFeatures supported;
 	vkGetPhysicalDeviceFeatures(gpu->physical, &supported);
@@ -580,9 +603,15 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
 		.pipelineExecutableInfo = VK_TRUE,
 	};
+	VkPhysicalDeviceSubgroupSizeControlFeatures full_subgroups = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
+		.pNext = gpu->pipeline_stats ? &executable_info : NULL,
+		.computeFullSubgroups = VK_TRUE,
+	};
 	VkPhysicalDeviceVulkan12Features f12 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-		.pNext = gpu->pipeline_stats ? &executable_info : NULL,
+		.pNext = gpu->full_subgroups ? (void *)&full_subgroups
+			 : gpu->pipeline_stats ? (void *)&executable_info : NULL,
 		.timelineSemaphore = VK_TRUE,
 		.bufferDeviceAddress = VK_TRUE,
 		.scalarBlockLayout = VK_TRUE,
@@ -724,6 +753,7 @@ static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, ch
 			.module = module,
 			.pName = "main",
 			.pSpecializationInfo = &spec,
+			.flags = gpu->full_subgroups ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT : 0,
 		},
 		.layout = gpu->layout,
 		.flags = gpu->pipeline_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
@@ -880,6 +910,7 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	gpu->has_host_import_ext = has_device_ext(gpu->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
 				   !env_flag("VKR_NO_HOST_IMPORT");
 	gpu->has_sm_builtins = has_device_ext(gpu->physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+	gpu->has_subgroup_size_control_ext = has_device_ext(gpu->physical, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 	if (env_flag("VKR_PIPELINE_STATS")) {
 		gpu->pipeline_stats = pipeline_statistics_supported(gpu->physical);
 		if (!gpu->pipeline_stats)

@@ -78,7 +78,8 @@ struct gpu_info {
 	 * the partials (VKR_REDUCE=two-pass: a second dispatch folds them, as before session 11). */
 	bool reduce_one_dispatch;
 	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
-	 * subgroups of 4 to 256), unless VKR_REDUCE_TREE=shared: else the tree in shared memory. */
+	 * subgroups of 4 to 256, computeFullSubgroups), unless VKR_REDUCE_TREE=shared: else the
+	 * tree in shared memory. */
 	bool reduce_subgroup_tree;
 	/* The scan of device memory (VKR_SCAN): single-pass for every op and dtype, reduce-then-scan
 	 * for every one, or neither (the default: kern.c picks per op and dtype). */
@@ -86,7 +87,7 @@ struct gpu_info {
 	bool scan_reduce_then_scan;
 	/* The single pass over device memory uses chunked tiles (subgroup rows; the subgroup
 	 * build of scan_chained.comp): where the device has the subgroup shuffles (basic,
-	 * shuffle and shuffle_relative in compute, subgroups of 4 to 256), unless
+	 * shuffle and shuffle_relative in compute, subgroups of 4 to 256, computeFullSubgroups), unless
 	 * VKR_SCAN_TILE=blelloch. */
 	bool scan_chunked;
 	uint32_t scan_patience;        /* single-pass: look-back rounds before doing stalled work */

@@ -36,6 +36,11 @@ struct gpu {
 	uint64_t wait_spin_ns;   /* gpu_wait polls this long before blocking */
 	bool has_host_import_ext;
 	bool has_sm_builtins;
+	bool has_subgroup_size_control_ext; /* VK_EXT_subgroup_size_control (core from 1.3) */
+	/* computeFullSubgroups is enabled and every pipeline is created to run whole subgroups:
+	 * the kernels' subgroup operations (the chunked scans' rows, the reductions' xor
+	 * butterfly) read every lane of a subgroup, which Vulkan guarantees only then. */
+	bool full_subgroups;
 	bool pipeline_stats; /* VKR_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties */
 	bool host_memory_scans_only; /* gpu_config's */
 	bool compile_on_first_use;   /* gpu_config's, or VKR_COMPILE_ON_FIRST_USE=1 */
