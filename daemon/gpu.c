@@ -558,18 +558,18 @@ static void read_info(struct gpu *gpu)
 	const VkSubgroupFeatureFlags needed =
 		VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT |
 		VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT;
-	bool shuffles = gpu->full_subgroups && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-			(sub.supportedOperations & needed) == needed && sub.subgroupSize >= 4 &&
-			sub.subgroupSize <= 256;
+	/* Every subgroup build needs, besides its operations, whole subgroups of 4 to 256 lanes
+	 * in compute shaders. */
+	bool compute_subgroups = gpu->full_subgroups && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+				 sub.subgroupSize >= 4 && sub.subgroupSize <= 256;
+	bool shuffles = compute_subgroups && (sub.supportedOperations & needed) == needed;
 	const char *tile = getenv("VKR_SCAN_TILE");
 	info->scan_tile_subgroup = shuffles && tile && strcmp(tile, "subgroup") == 0;
 	info->scan_chunked = shuffles && !(tile && strcmp(tile, "blelloch") == 0);
 	/* The reductions' tree needs basic and shuffle (an xor butterfly), not shuffle_relative. */
 	const VkSubgroupFeatureFlags reduce_needed = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
 	const char *tree = getenv("VKR_REDUCE_TREE");
-	info->reduce_subgroup_tree = gpu->full_subgroups && (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-				     (sub.supportedOperations & reduce_needed) == reduce_needed &&
-				     sub.subgroupSize >= 4 && sub.subgroupSize <= 256 &&
+	info->reduce_subgroup_tree = compute_subgroups && (sub.supportedOperations & reduce_needed) == reduce_needed &&
 				     !(tree && strcmp(tree, "shared") == 0);
 }
 
@@ -592,9 +592,7 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 		exts[ext_count++] = VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME;
 	if (gpu->pipeline_stats)
 		exts[ext_count++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
-	VkPhysicalDeviceProperties device_props;
-	vkGetPhysicalDeviceProperties(gpu->physical, &device_props);
-	if (gpu->full_subgroups && device_props.apiVersion < VK_API_VERSION_1_3)
+	if (gpu->full_subgroups && gpu->info.api_version < VK_API_VERSION_1_3)
 		exts[ext_count++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
 
 	VkPhysicalDeviceFeatures supported;

@@ -24,6 +24,18 @@ struct gpu *harness_gpu(void)
 	return gpu;
 }
 
+struct gpu *harness_gpu_with_env(const char *name, const char *value)
+{
+	const char *saved = getenv(name);
+	char *copy = saved ? strdup(saved) : NULL;
+	assert_true(!saved || copy);
+	assert_int_equal(setenv(name, value, 1), 0);
+	struct gpu *gpu = harness_gpu();
+	assert_int_equal(copy ? setenv(name, copy, 1) : unsetenv(name), 0);
+	free(copy);
+	return gpu;
+}
+
 void harness_gpu_done(struct gpu *gpu)
 {
 	uint64_t messages = gpu_validation_messages(gpu);

@@ -33,6 +33,9 @@ struct host_job {
 
 /* Creates the device or fails the test (no device is a failure, never a skip). */
 struct gpu *harness_gpu(void);
+/* The same, created with environment variable name set to value (the engine reads its
+ * VKR_* choices when a device is created); name is restored afterwards. */
+struct gpu *harness_gpu_with_env(const char *name, const char *value);
 /* Frees the device after checking no validation message was reported. */
 void harness_gpu_done(struct gpu *gpu);
 /* Records every job into one command buffer, submits, waits, and fills results/outputs. */

@@ -143,12 +143,7 @@ static void test_reduce_other_workgroup_tree_matches_reference(void **state)
 {
 	(void)state;
 	bool subgroup = gpu_get_info(gpu)->reduce_subgroup_tree;
-	const char *saved = getenv("VKR_REDUCE_TREE");
-	char *copy = saved ? strdup(saved) : NULL;
-	assert_int_equal(setenv("VKR_REDUCE_TREE", subgroup ? "shared" : "subgroup", 1), 0);
-	struct gpu *other = harness_gpu();
-	assert_int_equal(copy ? setenv("VKR_REDUCE_TREE", copy, 1) : unsetenv("VKR_REDUCE_TREE"), 0);
-	free(copy);
+	struct gpu *other = harness_gpu_with_env("VKR_REDUCE_TREE", subgroup ? "shared" : "subgroup");
 	if (!subgroup && !gpu_get_info(other)->reduce_subgroup_tree)
 		print_message("device has no subgroup shuffles: both instances use the tree in shared memory\n");
 	else

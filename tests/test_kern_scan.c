@@ -326,12 +326,7 @@ static void test_scan_other_tile_scan_matches_reference(void **state)
 {
 	(void)state;
 	bool subgroup = gpu_get_info(gpu)->scan_tile_subgroup;
-	const char *saved = getenv("VKR_SCAN_TILE");
-	char *copy = saved ? strdup(saved) : NULL;
-	assert_int_equal(setenv("VKR_SCAN_TILE", subgroup ? "blelloch" : "subgroup", 1), 0);
-	struct gpu *other = harness_gpu();
-	assert_int_equal(copy ? setenv("VKR_SCAN_TILE", copy, 1) : unsetenv("VKR_SCAN_TILE"), 0);
-	free(copy);
+	struct gpu *other = harness_gpu_with_env("VKR_SCAN_TILE", subgroup ? "blelloch" : "subgroup");
 	if (!subgroup && !gpu_get_info(other)->scan_tile_subgroup)
 		print_message("device has no subgroup shuffles: both instances use the Blelloch tile scan\n");
 	else
