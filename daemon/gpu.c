@@ -537,6 +537,7 @@ static void read_info(struct gpu *gpu)
 	 * memory). */
 	const char *reduce = getenv("VKR_REDUCE");
 	info->reduce_one_dispatch = !(reduce && strcmp(reduce, "two-pass") == 0);
+	info->reduce_flagged_partials = info->reduce_one_dispatch && !(reduce && strcmp(reduce, "fenced") == 0);
 	const char *scan = getenv("VKR_SCAN");
 	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
 	info->scan_reduce_then_scan = scan && strcmp(scan, "reduce-then-scan") == 0;
@@ -924,6 +925,11 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 		set_err(err, err_size, "\"%s\" has no host-visible memory type", gpu->info.name);
 		goto fail;
 	}
+	/* Flagged partials live in the command buffer's table (upload memory): in host RAM,
+	 * the last workgroup would read each over the bus, so there the fenced ones run. */
+	if (!(gpu->memory_props.memoryTypes[gpu->memory_type[GPU_MEMORY_UPLOAD]].propertyFlags &
+	      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
+		gpu->info.reduce_flagged_partials = false;
 	rc = gpu_cmd_pool_init(gpu);
 	if (rc < 0) {
 		set_err(err, err_size, "cannot create the command pool");

@@ -339,6 +339,21 @@ static bool one_dispatch(const struct gpu *gpu, const struct kern_job *job)
 	       part_count(job) == 1;
 }
 
+/* A one-dispatch reduction whose partials are flagged in the table (pass 4), not fenced in
+ * the scratch (pass 3). */
+static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
+{
+	return one_dispatch(gpu, job) && gpu->info.reduce_flagged_partials;
+}
+
+/* Table bytes of a pass-4 job's partials: each as its bits and their complement. */
+static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
+{
+	if (!flagged_partials(gpu, job))
+		return 0;
+	return align16(reduce_partials(gpu, job) * 2 * reduce_acc_bytes(job));
+}
+
 static uint32_t reduce_pipeline(const struct kern_job *job)
 {
 	return job->op == VKR_OP_COUNT ? PIPE_COUNT + job->dtype
@@ -355,6 +370,8 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
 		return 0; /* one workgroup writes the result slot directly */
+	if (job->kind == KERN_REDUCE && flagged_partials(gpu, job))
+		return 0; /* its partials are in the command buffer's table */
 	if (job->kind == KERN_REDUCE)
 		return align16(reduce_partials(gpu, job) * reduce_acc_bytes(job));
 	if (single_pass(gpu, job))
@@ -507,6 +524,7 @@ struct recorder {
 	VkPipeline bound;
 	int error; /* the first pipeline that could not be built: the recording is abandoned */
 	uint64_t counters; /* device address of the next zeroed arrival counter (one_dispatch) */
+	uint64_t flagged;  /* device address of the next job's zeroed flagged partials (pass 4) */
 };
 
 static void dispatch_2d(struct recorder *rec, uint32_t pipeline, const void *params, uint32_t size,
@@ -581,6 +599,11 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 			split(p.partials, partials);
 			split(p.counter, rec->counters);
 			rec->counters += 4;
+			if (flagged_partials(rec->gpu, job)) {
+				p.pass_index = 4;
+				split(p.partials, rec->flagged);
+				rec->flagged += flagged_bytes(rec->gpu, job);
+			}
 		}
 		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
 		partials += plan.groups * reduce_acc_bytes(job);
@@ -709,20 +732,24 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 {
 	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
 	size_t small = 0, counters = 0;
+	uint64_t flagged = 0;
 	for (size_t i = 0; i < count; i++) {
 		small += is_small(&jobs[i]);
 		counters += one_dispatch(gpu, &jobs[i]);
+		flagged += flagged_bytes(gpu, &jobs[i]);
 	}
 	if (small || counters) {
 		/* The table: the small jobs, then one zeroed arrival counter per one-dispatch
-		 * reduction. */
-		uint64_t table_bytes = (small * sizeof(struct small_job) + 15) / 16 * 16;
+		 * reduction, then the zeroed flagged partials of those in pass 4. */
+		uint64_t table_bytes = align16(small * sizeof(struct small_job));
+		uint64_t counter_bytes = align16(counters * 4);
 		struct gpu_buffer *buffer = NULL;
-		int rc = gpu_cmd_table(gpu, cmd, table_bytes + counters * 4, &buffer);
+		int rc = gpu_cmd_table(gpu, cmd, table_bytes + counter_bytes + flagged, &buffer);
 		if (rc < 0)
 			return rc;
-		memset((char *)buffer->map + table_bytes, 0, counters * 4);
+		memset((char *)buffer->map + table_bytes, 0, counter_bytes + flagged);
 		rec.counters = buffer->address + table_bytes;
+		rec.flagged = rec.counters + counter_bytes;
 		if (small)
 			record_small_jobs(&rec, buffer, jobs, count);
 	}

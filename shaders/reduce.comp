@@ -11,11 +11,13 @@
 // runs both in one dispatch: pass 0, then the last workgroup to finish (counted on a zeroed
 // word) folds the partials as pass 1 would, which saves the second dispatch and the barrier
 // before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
+// Pass 4 is pass 3 with partials that need no fences (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
 
 #include "common.glsl"
+#extension GL_EXT_control_flow_attributes : require
 #ifndef TILE_BLELLOCH
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -87,10 +89,10 @@ layout(push_constant, scalar) uniform Params {
 	uint n;         // pass 0 and 3: elements; pass 1: partials; pass 2: jobs in the table
 	uint head;      // pass 0 and 3: elements before src_vec
 	uint nvec;      // pass 0 and 3: whole vectors from src_vec
-	uint pass_index; // 0, 1, 2 (small jobs, one workgroup each, described by the table) or 3
+	uint pass_index; // 0, 1, 2 (small jobs, one workgroup each, described by the table), 3 or 4
 	uint cmp;       // count: vkr_cmp
-	uvec2 partials; // pass 3: one per workgroup
-	uvec2 counter;  // pass 3: a zeroed word, the workgroups' arrivals
+	uvec2 partials; // pass 3 and 4: one per workgroup (pass 4: flagged, zeroed)
+	uvec2 counter;  // pass 3 and 4: a zeroed word, the workgroups' arrivals
 } pc;
 
 // Pass 3 ("one dispatch"): pass 0, then the workgroup that arrives last folds every partial
@@ -247,6 +249,76 @@ ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint fi
 	return acc_op(a0, a1);
 }
 
+// An accumulator as 32-bit words, for the shuffles and pass 4's flagged partials (64-bit
+// integers as two words: subgroup operations on 64-bit integer types would need
+// shaderSubgroupExtendedTypes).
+#if defined(KERNEL_COUNT) || (EXACT_COMPARE && defined(DTYPE_F32))
+#define ACC_BITS uint
+#define ACC_WORDS 1
+ACC_BITS acc_to_bits(ACC x) { return x; }
+ACC acc_from_bits(ACC_BITS b) { return b; }
+#elif EXACT_COMPARE
+#define ACC_BITS uvec2
+#define ACC_WORDS 2
+ACC_BITS acc_to_bits(ACC x) { return x; }
+ACC acc_from_bits(ACC_BITS b) { return b; }
+#elif defined(DTYPE_F32)
+#define ACC_BITS uint
+#define ACC_WORDS 1
+ACC_BITS acc_to_bits(ACC x) { return floatBitsToUint(x); }
+ACC acc_from_bits(ACC_BITS b) { return uintBitsToFloat(b); }
+#elif defined(DTYPE_F64)
+#define ACC_BITS uvec2
+#define ACC_WORDS 2
+ACC_BITS acc_to_bits(ACC x) { return unpackDouble2x32(x); }
+ACC acc_from_bits(ACC_BITS b) { return packDouble2x32(b); }
+#elif defined(DTYPE_I32)
+#define ACC_BITS uint
+#define ACC_WORDS 1
+ACC_BITS acc_to_bits(ACC x) { return uint(x); }
+ACC acc_from_bits(ACC_BITS b) { return int(b); }
+#elif defined(DTYPE_U32)
+#define ACC_BITS uint
+#define ACC_WORDS 1
+ACC_BITS acc_to_bits(ACC x) { return x; }
+ACC acc_from_bits(ACC_BITS b) { return b; }
+#elif defined(DTYPE_I64)
+#define ACC_BITS uvec2
+#define ACC_WORDS 2
+ACC_BITS acc_to_bits(ACC x) { return unpackUint2x32(uint64_t(x)); }
+ACC acc_from_bits(ACC_BITS b) { return int64_t(packUint2x32(b)); }
+#else
+#define ACC_BITS uvec2
+#define ACC_WORDS 2
+ACC_BITS acc_to_bits(ACC x) { return unpackUint2x32(x); }
+ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
+#endif
+
+// Pass 4: pass 3 without its fences. Each partial is stored as its bits followed by their
+// complement, in words the CPU zeroed (the command buffer's table, device-local where the
+// device has such host-visible memory), and the last workgroup to arrive reads each partial
+// again until the two agree. Every word is either still zero or holds its final value, so a
+// pair read half old and half new either disagrees or already is the value (a value of all
+// ones or all zeros reads the same either way): no 64-bit atomicity is assumed. Every
+// partial was stored before its workgroup's arrival, so the wait ends once the stores land,
+// whatever runs meanwhile. The two fences were 0.5 to 0.6 us of pass 3's tail on the H200
+// (session 13, run S13-2's Rb).
+#if ACC_WORDS == 1
+#define FLAGGED uvec2
+#else
+#define FLAGGED uvec4
+#endif
+layout(buffer_reference, scalar, buffer_reference_align = 8) coherent volatile buffer FlaggedAccs { FLAGGED v[]; };
+#if ACC_WORDS == 1
+FLAGGED flag_acc(ACC x) { uint b = acc_to_bits(x); return uvec2(b, ~b); }
+bool flag_ready(FLAGGED f) { return f.y == ~f.x; }
+ACC flag_value(FLAGGED f) { return acc_from_bits(f.x); }
+#else
+FLAGGED flag_acc(ACC x) { uvec2 b = acc_to_bits(x); return uvec4(b, ~b); }
+bool flag_ready(FLAGGED f) { return f.zw == ~f.xy; }
+ACC flag_value(FLAGGED f) { return acc_from_bits(f.xy); }
+#endif
+
 #ifndef TILE_BLELLOCH
 // Workgroup tree by subgroup shuffles (the default build; meson's _bl build, TILE_BLELLOCH,
 // keeps the shared-memory tree below for devices without them): an xor butterfly within each
@@ -256,23 +328,7 @@ ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint fi
 // instead of nine: 0.2 to 0.7 us less per reduction on the H200 (session 14, run S14-1).
 uint shuffle_bits(uint x, uint mask) { return subgroupShuffleXor(x, mask); }
 uvec2 shuffle_bits(uvec2 x, uint mask) { return uvec2(shuffle_bits(x.x, mask), shuffle_bits(x.y, mask)); }
-// Accumulators cross lanes as their bits (64-bit integers as two words: subgroup operations on
-// 64-bit integer types would need shaderSubgroupExtendedTypes).
-#if defined(KERNEL_COUNT) || EXACT_COMPARE
-ACC shuffle_acc(ACC x, uint mask) { return shuffle_bits(x, mask); }
-#elif defined(DTYPE_F32)
-ACC shuffle_acc(ACC x, uint mask) { return uintBitsToFloat(shuffle_bits(floatBitsToUint(x), mask)); }
-#elif defined(DTYPE_F64)
-ACC shuffle_acc(ACC x, uint mask) { return packDouble2x32(shuffle_bits(unpackDouble2x32(x), mask)); }
-#elif defined(DTYPE_I32)
-ACC shuffle_acc(ACC x, uint mask) { return int(shuffle_bits(uint(x), mask)); }
-#elif defined(DTYPE_U32)
-ACC shuffle_acc(ACC x, uint mask) { return shuffle_bits(x, mask); }
-#elif defined(DTYPE_I64)
-ACC shuffle_acc(ACC x, uint mask) { return int64_t(packUint2x32(shuffle_bits(unpackUint2x32(uint64_t(x)), mask))); }
-#else
-ACC shuffle_acc(ACC x, uint mask) { return packUint2x32(shuffle_bits(unpackUint2x32(x), mask)); }
-#endif
+ACC shuffle_acc(ACC x, uint mask) { return acc_from_bits(shuffle_bits(acc_to_bits(x), mask)); }
 
 ACC workgroup_reduce(uint lid, ACC mine)
 {
@@ -307,6 +363,33 @@ ACC workgroup_reduce(uint lid, ACC mine)
 }
 #endif
 
+// Pass 4's last workgroup: the partials lid, lid + WG_SIZE, ... folded in order, as pass 1
+// and pass 3 fold them. Four loads are issued before any is waited for; a partial whose
+// words do not agree yet is read again.
+ACC fold_flagged(uint lid)
+{
+	const uint AHEAD = 4u;
+	FlaggedAccs partials = FlaggedAccs(pc.partials);
+	uint count = gl_NumWorkGroups.x;
+	ACC a0 = ACC_NEUTRAL;
+	for (uint base = lid; base < count; base += AHEAD * WG_SIZE) {
+		FLAGGED f[AHEAD];
+		[[unroll]] for (uint k = 0u; k < AHEAD; k++) {
+			uint i = base + k * WG_SIZE;
+			f[k] = i < count ? partials.v[i] : FLAGGED(0u);
+		}
+		[[unroll]] for (uint k = 0u; k < AHEAD; k++) {
+			uint i = base + k * WG_SIZE;
+			if (i < count) {
+				while (!flag_ready(f[k]))
+					f[k] = partials.v[i];
+				a0 = acc_op(a0, flag_value(f[k]));
+			}
+		}
+	}
+	return a0;
+}
+
 void main()
 {
 	uint lid = gl_LocalInvocationID.x;
@@ -330,25 +413,35 @@ void main()
 		return;
 	}
 
-	if (pc.pass_index == 3u) {
+	if (pc.pass_index >= 3u) {
+		bool flagged = pc.pass_index == 4u;
 		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
 		if (lid == 0u) {
-			SharedAccs(pc.partials).v[gl_WorkGroupID.x] = r;
-			memoryBarrierBuffer(); // the partial is visible before this arrival counts
+			if (flagged) {
+				FlaggedAccs(pc.partials).v[gl_WorkGroupID.x] = flag_acc(r);
+			} else {
+				SharedAccs(pc.partials).v[gl_WorkGroupID.x] = r;
+				memoryBarrierBuffer(); // the partial is visible before this arrival counts
+			}
 			s_last = atomicAdd(Arrivals(pc.counter).v, 1u) == gl_NumWorkGroups.x - 1u;
 			// Acquire: the partials of the workgroups counted before this one are visible
 			// to this workgroup (barrier() below orders shared memory only).
-			memoryBarrierBuffer();
+			if (!flagged)
+				memoryBarrierBuffer();
 		}
 		barrier();
 		if (!s_last)
 			return; // the whole workgroup: s_last is the same for every invocation
-		memoryBarrierBuffer(); // every other workgroup's partial is visible from here
 		// As pass 1 over the partials, with one workgroup: the same order, the same bits.
 		ACC a0 = ACC_NEUTRAL;
-		SharedAccs partials = SharedAccs(pc.partials);
-		for (uint i = lid; i < gl_NumWorkGroups.x; i += WG_SIZE)
-			a0 = acc_op(a0, partials.v[i]);
+		if (flagged) {
+			a0 = fold_flagged(lid);
+		} else {
+			memoryBarrierBuffer(); // every other workgroup's partial is visible from here
+			SharedAccs partials = SharedAccs(pc.partials);
+			for (uint i = lid; i < gl_NumWorkGroups.x; i += WG_SIZE)
+				a0 = acc_op(a0, partials.v[i]);
+		}
 		r = workgroup_reduce(lid, a0);
 		if (lid == 0u)
 			Accs(pc.dst).v[0] = result_bits(r);

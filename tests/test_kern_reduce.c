@@ -390,64 +390,78 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
 	free(y);
 }
 
-/* A reduction of one buffer runs in one dispatch (its last workgroup folds the partials); on
- * a device made with VKR_REDUCE=two-pass a second dispatch folds them. Both fold in the same
- * order: every op, dtype and comparison gives the same bits both ways, 3 jobs of each in one
- * command buffer (3 arrival counters) at different sizes and misalignments. 700 workgroups
+/* A reduction of one buffer runs in one dispatch (its last workgroup folds the partials),
+ * with flagged partials in the command buffer's table (pass 4) where that memory is
+ * device-local, as on lavapipe and the H200, or fenced ones in the scratch (pass 3,
+ * VKR_REDUCE=fenced); on a device made with VKR_REDUCE=two-pass a second dispatch folds them.
+ * All fold in the same order: every op, dtype and comparison gives the same bits each way, 3
+ * jobs of each in one command buffer (3 arrival counters, 3 jobs' flagged partials one after
+ * the other in the table) at different sizes and misalignments. 700 workgroups
  * (VKR_REDUCE_WORKGROUPS) make many arrive at once, and the last one fold 700 partials in
  * three rounds of its 256 invocations. */
 static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **state)
 {
 	(void)state;
+	enum { WAYS = 3, JOBS = 3 };
+	static const char *const ways[WAYS] = { NULL, "fenced", "two-pass" };
+	struct gpu *gpus[WAYS];
 	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
-	struct gpu *one_pass = harness_gpu();
-	assert_int_equal(setenv("VKR_REDUCE", "two-pass", 1), 0);
-	struct gpu *two_pass = harness_gpu();
-	unsetenv("VKR_REDUCE");
+	for (size_t w = 0; w < WAYS; w++) {
+		if (ways[w])
+			assert_int_equal(setenv("VKR_REDUCE", ways[w], 1), 0);
+		gpus[w] = harness_gpu();
+		unsetenv("VKR_REDUCE");
+	}
 	unsetenv("VKR_REDUCE_WORKGROUPS");
-	enum { JOBS = 3 };
+	if (!gpu_get_info(gpus[0])->reduce_flagged_partials)
+		print_message("upload memory is not device-local here: the default is fenced partials too\n");
+	assert_false(gpu_get_info(gpus[1])->reduce_flagged_partials);
 	size_t n = 3000017; /* f32: 750,004 vectors, enough for 700 workgroups of 4 each */
 	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32, .n = n };
-	assert_int_equal(kern_job_phases(one_pass, &probe), 1);
-	assert_int_equal(kern_job_phases(two_pass, &probe), 2);
+	assert_int_equal(kern_job_phases(gpus[0], &probe), 1);
+	assert_int_equal(kern_job_phases(gpus[1], &probe), 1);
+	assert_int_equal(kern_job_phases(gpus[2], &probe), 2);
 	uint64_t rng = harness_seed() + 23;
 	void *input = malloc(n * 8);
 	assert_non_null(input);
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
-		if (!gpu_supports_dtype(one_pass, d))
+		if (!gpu_supports_dtype(gpus[0], d))
 			continue;
 		for (unsigned op = 0; op < VKR_OP_COUNT_; op++) {
 			gen_fill(d, op, input, n, &rng);
-			struct host_job one[JOBS], two[JOBS];
+			struct host_job jobs[WAYS][JOBS];
 			for (size_t i = 0; i < JOBS; i++) {
-				one[i] = (struct host_job){
+				jobs[0][i] = (struct host_job){
 					.kind = KERN_REDUCE, .op = op, .dtype = d,
 					.cmp = (vkr_cmp)(i % VKR_CMP_COUNT_),
 					.cmp_value = gen_pick(d, input, n, &rng),
 					.input = input, .n = n - i * 39119,
 					.misalign = (unsigned)(i % (16 / proto_dtype_size(d))),
 				};
-				two[i] = one[i];
+				for (size_t w = 1; w < WAYS; w++)
+					jobs[w][i] = jobs[0][i];
 			}
-			harness_run(one_pass, one, JOBS);
-			harness_run(two_pass, two, JOBS);
+			for (size_t w = 0; w < WAYS; w++)
+				harness_run(gpus[w], jobs[w], JOBS);
 			for (size_t i = 0; i < JOBS; i++) {
+				const struct host_job *one = &jobs[0][i];
 				char why[256];
-				if (!ref_reduce_check(op, d, one[i].cmp, one[i].cmp_value, input, one[i].n,
-						      one[i].result, why, sizeof(why)))
+				if (!ref_reduce_check(op, d, one->cmp, one->cmp_value, input, one->n, one->result,
+						      why, sizeof(why)))
 					fail_msg("one dispatch, %s %s n=%zu: %s", proto_op_name(op),
-						 proto_dtype_name(d), one[i].n, why);
-				if (memcmp(&one[i].result, &two[i].result, sizeof(one[i].result)) != 0)
-					fail_msg("%s %s n=%zu: one dispatch %#llx, two passes %#llx",
-						 proto_op_name(op), proto_dtype_name(d), one[i].n,
-						 (unsigned long long)one[i].result.u64,
-						 (unsigned long long)two[i].result.u64);
+						 proto_dtype_name(d), one->n, why);
+				for (size_t w = 1; w < WAYS; w++)
+					if (memcmp(&one->result, &jobs[w][i].result, sizeof(one->result)) != 0)
+						fail_msg("%s %s n=%zu: one dispatch %#llx, %s %#llx",
+							 proto_op_name(op), proto_dtype_name(d), one->n,
+							 (unsigned long long)one->result.u64, ways[w],
+							 (unsigned long long)jobs[w][i].result.u64);
 			}
 		}
 	}
 	free(input);
-	harness_gpu_done(one_pass);
-	harness_gpu_done(two_pass);
+	for (size_t w = 0; w < WAYS; w++)
+		harness_gpu_done(gpus[w]);
 }
 
 /* Small jobs share one dispatch per op and dtype (a job table); each must still give the
