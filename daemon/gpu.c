@@ -733,6 +733,10 @@ static int find_or_load_module(struct gpu *gpu, size_t i, VkShaderModule *out, c
 static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, char *err, size_t err_size)
 {
 	const struct kern_pipeline_source *src = kern_pipeline_source(i);
+	uint32_t spec_data[3];
+	memcpy(spec_data, src->spec, sizeof(spec_data));
+	if (src->reduction)
+		spec_data[1] = gpu->info.reduce_flagged_partials; /* reduce.comp's FLAGGED_PARTIALS */
 	const VkSpecializationMapEntry entries[3] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
 		{ .constantID = 1, .offset = 4, .size = 4 },
@@ -741,8 +745,8 @@ static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, ch
 	const VkSpecializationInfo spec = {
 		.mapEntryCount = 3,
 		.pMapEntries = entries,
-		.dataSize = sizeof(src->spec),
-		.pData = src->spec,
+		.dataSize = sizeof(spec_data),
+		.pData = spec_data,
 	};
 	const VkComputePipelineCreateInfo pi = {
 		.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,

@@ -339,14 +339,14 @@ static bool one_dispatch(const struct gpu *gpu, const struct kern_job *job)
 	       part_count(job) == 1;
 }
 
-/* A one-dispatch reduction whose partials are flagged in the table (pass 4), not fenced in
- * the scratch (pass 3). */
+/* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's
+ * FLAGGED_PARTIALS), not fenced in the scratch. */
 static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
 {
 	return one_dispatch(gpu, job) && gpu->info.reduce_flagged_partials;
 }
 
-/* Table bytes of a pass-4 job's partials: each as its bits and their complement. */
+/* Table bytes of a job's flagged partials: each as its bits and their complement. */
 static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (!flagged_partials(gpu, job))
@@ -524,7 +524,7 @@ struct recorder {
 	VkPipeline bound;
 	int error; /* the first pipeline that could not be built: the recording is abandoned */
 	uint64_t counters; /* device address of the next zeroed arrival counter (one_dispatch) */
-	uint64_t flagged;  /* device address of the next job's zeroed flagged partials (pass 4) */
+	uint64_t flagged;  /* device address of the next job's zeroed flagged partials */
 };
 
 static void dispatch_2d(struct recorder *rec, uint32_t pipeline, const void *params, uint32_t size,
@@ -600,7 +600,6 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 			split(p.counter, rec->counters);
 			rec->counters += 4;
 			if (flagged_partials(rec->gpu, job)) {
-				p.pass_index = 4;
 				split(p.partials, rec->flagged);
 				rec->flagged += flagged_bytes(rec->gpu, job);
 			}
@@ -740,7 +739,7 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 	}
 	if (small || counters) {
 		/* The table: the small jobs, then one zeroed arrival counter per one-dispatch
-		 * reduction, then the zeroed flagged partials of those in pass 4. */
+		 * reduction, then the zeroed flagged partials of those that have them. */
 		uint64_t table_bytes = align16(small * sizeof(struct small_job));
 		uint64_t counter_bytes = align16(counters * 4);
 		struct gpu_buffer *buffer = NULL;

@@ -131,7 +131,8 @@ struct kern_pipeline_source {
 	size_t size_blelloch_denorm_preserve;
 	/* Shared memory the kernel needs beyond Vulkan's guaranteed 16 KiB (0 if it fits). */
 	uint32_t shared_bytes;
-	uint32_t spec[3]; /* specialization constants 0 (op), 1 (exclusive), 2 (staged) */
+	uint32_t spec[3]; /* specialization constants 0 (op), 1 (exclusive; for reductions gpu.c sets
+			   * FLAGGED_PARTIALS), 2 (staged) */
 	/* The single-pass scan of device memory: chunked tiles in the subgroup build (gpu.c picks
 	 * that build where info.scan_chunked). Built only where kern_device_scan_single_pass()
 	 * says; otherwise gpu.c leaves its pipeline VK_NULL_HANDLE and kern.c runs

@@ -11,7 +11,7 @@
 // runs both in one dispatch: pass 0, then the last workgroup to finish (counted on a zeroed
 // word) folds the partials as pass 1 would, which saves the second dispatch and the barrier
 // before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
-// Pass 4 is pass 3 with partials that need no fences (below).
+// Where FLAGGED_PARTIALS is set, pass 3's partials need no fences (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
@@ -89,10 +89,10 @@ layout(push_constant, scalar) uniform Params {
 	uint n;         // pass 0 and 3: elements; pass 1: partials; pass 2: jobs in the table
 	uint head;      // pass 0 and 3: elements before src_vec
 	uint nvec;      // pass 0 and 3: whole vectors from src_vec
-	uint pass_index; // 0, 1, 2 (small jobs, one workgroup each, described by the table), 3 or 4
+	uint pass_index; // 0, 1, 2 (small jobs, one workgroup each, described by the table) or 3
 	uint cmp;       // count: vkr_cmp
-	uvec2 partials; // pass 3 and 4: one per workgroup (pass 4: flagged, zeroed)
-	uvec2 counter;  // pass 3 and 4: a zeroed word, the workgroups' arrivals
+	uvec2 partials; // pass 3: one per workgroup (FLAGGED_PARTIALS: flagged, zeroed)
+	uvec2 counter;  // pass 3: a zeroed word, the workgroups' arrivals
 } pc;
 
 // Pass 3 ("one dispatch"): pass 0, then the workgroup that arrives last folds every partial
@@ -249,7 +249,7 @@ ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint fi
 	return acc_op(a0, a1);
 }
 
-// An accumulator as 32-bit words, for the shuffles and pass 4's flagged partials (64-bit
+// An accumulator as 32-bit words, for the shuffles and the flagged partials (64-bit
 // integers as two words: subgroup operations on 64-bit integer types would need
 // shaderSubgroupExtendedTypes).
 #if defined(KERNEL_COUNT) || (EXACT_COMPARE && defined(DTYPE_F32))
@@ -294,15 +294,18 @@ ACC_BITS acc_to_bits(ACC x) { return unpackUint2x32(x); }
 ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 #endif
 
-// Pass 4: pass 3 without its fences. Each partial is stored as its bits followed by their
-// complement, in words the CPU zeroed (the command buffer's table, device-local where the
-// device has such host-visible memory), and the last workgroup to arrive reads each partial
-// again until the two agree. Every word is either still zero or holds its final value, so a
+// Flagged partials (FLAGGED_PARTIALS, set by gpu.c for the whole device): pass 3 without its
+// fences. Each partial is stored as its bits followed by their complement, in words the CPU
+// zeroed (the command buffer's table, where that is device-local memory), and the last
+// workgroup to arrive reads each partial again until the two agree. Every word is either still zero or holds its final value, so a
 // pair read half old and half new either disagrees or already is the value (a value of all
 // ones or all zeros reads the same either way): no 64-bit atomicity is assumed. Every
 // partial was stored before its workgroup's arrival, so the wait ends once the stores land,
 // whatever runs meanwhile. The two fences were 0.5 to 0.6 us of pass 3's tail on the H200
-// (session 13, run S13-2's Rb).
+// (session 13, run S13-2's Rb). A specialization constant, not a pass of its own, so that
+// the driver compiles only one of the two tails into the pipeline (and gives it the registers
+// of that one).
+layout(constant_id = 1) const bool FLAGGED_PARTIALS = false;
 #if ACC_WORDS == 1
 #define FLAGGED uvec2
 #else
@@ -363,7 +366,7 @@ ACC workgroup_reduce(uint lid, ACC mine)
 }
 #endif
 
-// Pass 4's last workgroup: the partials lid, lid + WG_SIZE, ... folded in order, as pass 1
+// The last workgroup with flagged partials: the partials lid, lid + WG_SIZE, ... folded in order, as pass 1
 // and pass 3 fold them. Four loads are issued before any is waited for; a partial whose
 // words do not agree yet is read again.
 ACC fold_flagged(uint lid)
@@ -413,8 +416,8 @@ void main()
 		return;
 	}
 
-	if (pc.pass_index >= 3u) {
-		bool flagged = pc.pass_index == 4u;
+	if (pc.pass_index == 3u) {
+		const bool flagged = FLAGGED_PARTIALS;
 		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
 		if (lid == 0u) {
 			if (flagged) {

@@ -391,9 +391,9 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
 }
 
 /* A reduction of one buffer runs in one dispatch (its last workgroup folds the partials),
- * with flagged partials in the command buffer's table (pass 4) where that memory is
- * device-local, as on lavapipe and the H200, or fenced ones in the scratch (pass 3,
- * VKR_REDUCE=fenced); on a device made with VKR_REDUCE=two-pass a second dispatch folds them.
+ * with flagged partials in the command buffer's table (reduce.comp's FLAGGED_PARTIALS) where
+ * that memory is device-local, as on lavapipe and the H200, or fenced ones in the scratch
+ * (VKR_REDUCE=fenced); on a device made with VKR_REDUCE=two-pass a second dispatch folds them.
  * All fold in the same order: every op, dtype and comparison gives the same bits each way, 3
  * jobs of each in one command buffer (3 arrival counters, 3 jobs' flagged partials one after
  * the other in the table) at different sizes and misalignments. 700 workgroups
