@@ -735,8 +735,8 @@ static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, ch
 	const struct kern_pipeline_source *src = kern_pipeline_source(i);
 	uint32_t spec_data[3];
 	memcpy(spec_data, src->spec, sizeof(spec_data));
-	if (src->reduction)
-		spec_data[1] = gpu->info.reduce_flagged_partials; /* reduce.comp's FLAGGED_PARTIALS */
+	if (src->reduction) /* reduce.comp's FLAGGED_PARTIALS */
+		spec_data[1] = kern_flagged_partials(&gpu->info, src->accumulator_bytes);
 	const VkSpecializationMapEntry entries[3] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
 		{ .constantID = 1, .offset = 4, .size = 4 },

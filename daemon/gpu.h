@@ -77,9 +77,10 @@ struct gpu_info {
 	/* Reductions of one buffer run in one dispatch, the last workgroup to finish folding
 	 * the partials (VKR_REDUCE=two-pass: a second dispatch folds them, as before session 11). */
 	bool reduce_one_dispatch;
-	/* One-dispatch reductions keep their partials flagged in the command buffer's table,
-	 * with no fences (reduce.comp's FLAGGED_PARTIALS), where host-visible memory is
-	 * device-local; elsewhere, or with VKR_REDUCE=fenced, in the scratch behind fences. */
+	/* One-dispatch reductions with 4-byte accumulators keep their partials flagged in the
+	 * command buffer's table, with no fences (reduce.comp's FLAGGED_PARTIALS;
+	 * kern_flagged_partials()), where host-visible memory is device-local; elsewhere, with
+	 * VKR_REDUCE=fenced and for 8-byte accumulators, in the scratch behind fences. */
 	bool reduce_flagged_partials;
 	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
 	 * subgroups of 4 to 256, computeFullSubgroups), unless VKR_REDUCE_TREE=shared: else the

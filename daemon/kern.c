@@ -66,6 +66,11 @@ static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
 };
 
+static uint64_t dtype_size(vkr_dtype dtype)
+{
+	return dtype == VKR_DTYPE_F64 || dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 ? 8 : 4;
+}
+
 /* The builds without subgroup operations (TILE_BLELLOCH): the scan kernels' Blelloch tile scan
  * (tile_scan.glsl), the reductions' workgroup tree in shared memory. */
 static const uint32_t *const kernel_code_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
@@ -114,6 +119,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->spec[2] = staged;
 	s->device_single_pass = kernel == K_SCAN_CHAINED && !staged;
 	s->reduction = kernel == K_REDUCE || kernel == K_COUNT;
+	s->accumulator_bytes = kernel == K_COUNT ? 4 : s->reduction ? (unsigned)dtype_size(dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
@@ -160,11 +166,6 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		};
 	}
 	return &sources[index];
-}
-
-static uint64_t dtype_size(vkr_dtype dtype)
-{
-	return dtype == VKR_DTYPE_F64 || dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 ? 8 : 4;
 }
 
 static uint64_t align16(uint64_t x)
@@ -339,11 +340,16 @@ static bool one_dispatch(const struct gpu *gpu, const struct kern_job *job)
 	       part_count(job) == 1;
 }
 
+bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_bytes)
+{
+	return info->reduce_flagged_partials && accumulator_bytes == 4;
+}
+
 /* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's
  * FLAGGED_PARTIALS), not fenced in the scratch. */
 static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
 {
-	return one_dispatch(gpu, job) && gpu->info.reduce_flagged_partials;
+	return one_dispatch(gpu, job) && kern_flagged_partials(&gpu->info, (unsigned)reduce_acc_bytes(job));
 }
 
 /* Table bytes of a job's flagged partials: each as its bits and their complement. */

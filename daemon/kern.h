@@ -139,6 +139,7 @@ struct kern_pipeline_source {
 	 * reduce-then-scan there. */
 	bool device_single_pass;
 	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
+	unsigned accumulator_bytes; /* reductions: 4 for count-if and 32-bit dtypes, else 8 */
 	vkr_dtype dtype;
 	vkr_op op;
 	bool needs_float64;
@@ -152,5 +153,12 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index);
  * reduce-then-scan on the H200 (docs/BENCHMARKS.md, sessions 6 to 9). gpu.c builds those pipelines
  * only; kern.c runs them where they were built. */
 bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+
+/* Whether one-dispatch reductions with accumulators of this size keep flagged partials in
+ * the command buffer's table (reduce.comp's FLAGGED_PARTIALS, which gpu.c sets per pipeline
+ * from this): where info.reduce_flagged_partials, for 4-byte accumulators (32-bit dtypes and
+ * every count-if); 8-byte ones keep fenced partials in the scratch (docs/BENCHMARKS.md,
+ * session 15). */
+bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_bytes);
 
 #endif /* VKR_KERN_H */
