@@ -772,7 +772,8 @@ int main(int argc, char **argv)
 	       "scan: %s, single-pass tiles: %s, tile scan: %s, subnormals f32/f64: %s/%s\n",
 	       info->name, info->type, info->subgroup_size, info->reduce_workgroups,
 	       info->reduce_subgroup_tree ? "subgroup" : "shared",
-	       !info->reduce_one_dispatch ? "two passes" : info->reduce_flagged_partials ? "flagged" : "fenced",
+	       !info->reduce_one_dispatch ? "two passes" : !info->reduce_flagged_partials ? "fenced"
+	       : info->reduce_flagged_wide ? "flagged" : "flagged (4-byte accumulators), fenced (8-byte)",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :

@@ -538,6 +538,7 @@ static void read_info(struct gpu *gpu)
 	const char *reduce = getenv("VKR_REDUCE");
 	info->reduce_one_dispatch = !(reduce && strcmp(reduce, "two-pass") == 0);
 	info->reduce_flagged_partials = info->reduce_one_dispatch && !(reduce && strcmp(reduce, "fenced") == 0);
+	info->reduce_flagged_wide = info->reduce_flagged_partials && reduce && strcmp(reduce, "flagged") == 0;
 	const char *scan = getenv("VKR_SCAN");
 	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
 	info->scan_reduce_then_scan = scan && strcmp(scan, "reduce-then-scan") == 0;
@@ -933,7 +934,7 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	 * the last workgroup would read each over the bus, so there the fenced ones run. */
 	if (!(gpu->memory_props.memoryTypes[gpu->memory_type[GPU_MEMORY_UPLOAD]].propertyFlags &
 	      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
-		gpu->info.reduce_flagged_partials = false;
+		gpu->info.reduce_flagged_partials = gpu->info.reduce_flagged_wide = false;
 	rc = gpu_cmd_pool_init(gpu);
 	if (rc < 0) {
 		set_err(err, err_size, "cannot create the command pool");

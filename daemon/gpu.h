@@ -80,8 +80,10 @@ struct gpu_info {
 	/* One-dispatch reductions with 4-byte accumulators keep their partials flagged in the
 	 * command buffer's table, with no fences (reduce.comp's FLAGGED_PARTIALS;
 	 * kern_flagged_partials()), where host-visible memory is device-local; elsewhere, with
-	 * VKR_REDUCE=fenced and for 8-byte accumulators, in the scratch behind fences. */
+	 * VKR_REDUCE=fenced and for 8-byte accumulators (but with VKR_REDUCE=flagged), in the
+	 * scratch behind fences. */
 	bool reduce_flagged_partials;
+	bool reduce_flagged_wide; /* VKR_REDUCE=flagged: 8-byte accumulators flagged too */
 	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
 	 * subgroups of 4 to 256, computeFullSubgroups), unless VKR_REDUCE_TREE=shared: else the
 	 * tree in shared memory. */

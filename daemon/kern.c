@@ -342,7 +342,7 @@ static bool one_dispatch(const struct gpu *gpu, const struct kern_job *job)
 
 bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_bytes)
 {
-	return info->reduce_flagged_partials && accumulator_bytes == 4;
+	return info->reduce_flagged_partials && (accumulator_bytes == 4 || info->reduce_flagged_wide);
 }
 
 /* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's

@@ -158,7 +158,7 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
  * the command buffer's table (reduce.comp's FLAGGED_PARTIALS, which gpu.c sets per pipeline
  * from this): where info.reduce_flagged_partials, for 4-byte accumulators (32-bit dtypes and
  * every count-if); 8-byte ones keep fenced partials in the scratch (docs/BENCHMARKS.md,
- * session 15). */
+ * session 15) unless info.reduce_flagged_wide (VKR_REDUCE=flagged). */
 bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_bytes);
 
 #endif /* VKR_KERN_H */

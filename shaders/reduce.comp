@@ -302,70 +302,56 @@ ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 // value, so a pair read half old and half new either disagrees or already is the value (a
 // value of all ones or all zeros reads the same either way): no 64-bit atomicity is assumed.
 // Every partial was stored before its workgroup's arrival, so the wait ends once the stores
-// land, whatever runs meanwhile. On the H200 this took 0.9 to 1.1 us off every reduction from
-// 2^16 to 2^22 elements and nothing from 2^24 up (session 15, run S15-2). With 8-byte
-// accumulators (two words and their complements) the same gain below 2^22 came with 0.4 to
-// 0.7 us lost at 2^23 to 2^25 for f64 sum and max and i64 max, with the same registers; not
-// understood, so they keep the fences. A specialization constant, not a pass of its own, so
-// that the driver compiles one tail into each pipeline: with both in one pipeline (a runtime
-// pass index) the fenced tail ran up to 0.5 us slower at 2^24 (run S15-1).
+// land, whatever runs meanwhile. On the H200 this took 0.6 to 1.1 us off every reduction from
+// 2^16 to 2^22 elements and 0 to 0.3 us from 2^24 up (session 15, run S15-2). With 8-byte
+// accumulators (two words and their complements) the same gain below 2^22 came with 0.1 to
+// 0.7 us lost at 2^23 to 2^25 for f64 sum and max and i64 max, at the same registers; not
+// understood, so they keep the fences unless VKR_REDUCE=flagged. A specialization constant,
+// not a pass of its own, so that the driver compiles one tail into each pipeline: with both in
+// one pipeline (a runtime pass index) the fenced tail ran up to 0.5 us slower at 2^24 (run
+// S15-1).
 layout(constant_id = 1) const bool FLAGGED_PARTIALS = false;
-layout(buffer_reference, scalar, buffer_reference_align = 8) coherent volatile buffer FlaggedAccs { uvec2 v[]; };
-
-// Pass 3's tail for invocation 0 of each workgroup: stores its partial r and counts its
-// arrival; true for the last workgroup to arrive.
-bool arrive(ACC r)
-{
 #if ACC_WORDS == 1
-	if (FLAGGED_PARTIALS) {
-		uint b = acc_to_bits(r);
-		FlaggedAccs(pc.partials).v[gl_WorkGroupID.x] = uvec2(b, ~b);
-		return atomicAdd(Arrivals(pc.counter).v, 1u) == gl_NumWorkGroups.x - 1u;
-	}
+#define FLAGGED uvec2
+#else
+#define FLAGGED uvec4
 #endif
-	SharedAccs(pc.partials).v[gl_WorkGroupID.x] = r;
-	memoryBarrierBuffer(); // the partial is visible before this arrival counts
-	bool last = atomicAdd(Arrivals(pc.counter).v, 1u) == gl_NumWorkGroups.x - 1u;
-	// Acquire: the partials of the workgroups counted before this one are visible to this
-	// workgroup (barrier() after the call orders shared memory only).
-	memoryBarrierBuffer();
-	return last;
-}
+layout(buffer_reference, scalar, buffer_reference_align = 8) coherent volatile buffer FlaggedAccs { FLAGGED v[]; };
+#if ACC_WORDS == 1
+FLAGGED flag_acc(ACC x) { uint b = acc_to_bits(x); return uvec2(b, ~b); }
+bool flag_ready(FLAGGED f) { return f.y == ~f.x; }
+ACC flag_value(FLAGGED f) { return acc_from_bits(f.x); }
+#else
+FLAGGED flag_acc(ACC x) { uvec2 b = acc_to_bits(x); return uvec4(b, ~b); }
+bool flag_ready(FLAGGED f) { return f.zw == ~f.xy; }
+ACC flag_value(FLAGGED f) { return acc_from_bits(f.xy); }
+#endif
 
-// The last workgroup's fold of every partial, lid, lid + WG_SIZE, ... in order, as pass 1
-// folds them: the same order, the same bits. Flagged partials: two loads are issued before
-// either is waited for (four cost 2 to 4 more registers and ran no faster: run S15-2), and a
-// partial whose words do not agree yet is read again.
-ACC fold_partials(uint lid)
+// The last workgroup with flagged partials: the partials lid, lid + WG_SIZE, ... folded in
+// order, as pass 1 and the fenced tail fold them. Two loads are issued before either is
+// waited for (four cost 2 to 4 more registers and ran no faster: run S15-2); a partial whose
+// words do not agree yet is read again.
+ACC fold_flagged(uint lid)
 {
+	const uint AHEAD = 2u;
+	FlaggedAccs partials = FlaggedAccs(pc.partials);
 	uint count = gl_NumWorkGroups.x;
 	ACC a0 = ACC_NEUTRAL;
-#if ACC_WORDS == 1
-	if (FLAGGED_PARTIALS) {
-		const uint AHEAD = 2u;
-		FlaggedAccs partials = FlaggedAccs(pc.partials);
-		for (uint base = lid; base < count; base += AHEAD * WG_SIZE) {
-			uvec2 f[AHEAD];
-			[[unroll]] for (uint k = 0u; k < AHEAD; k++) {
-				uint i = base + k * WG_SIZE;
-				f[k] = i < count ? partials.v[i] : uvec2(0u);
-			}
-			[[unroll]] for (uint k = 0u; k < AHEAD; k++) {
-				uint i = base + k * WG_SIZE;
-				if (i < count) {
-					while (f[k].y != ~f[k].x)
-						f[k] = partials.v[i];
-					a0 = acc_op(a0, acc_from_bits(f[k].x));
-				}
+	for (uint base = lid; base < count; base += AHEAD * WG_SIZE) {
+		FLAGGED f[AHEAD];
+		[[unroll]] for (uint k = 0u; k < AHEAD; k++) {
+			uint i = base + k * WG_SIZE;
+			f[k] = i < count ? partials.v[i] : FLAGGED(0u);
+		}
+		[[unroll]] for (uint k = 0u; k < AHEAD; k++) {
+			uint i = base + k * WG_SIZE;
+			if (i < count) {
+				while (!flag_ready(f[k]))
+					f[k] = partials.v[i];
+				a0 = acc_op(a0, flag_value(f[k]));
 			}
 		}
-		return a0;
 	}
-#endif
-	memoryBarrierBuffer(); // every other workgroup's partial is visible from here
-	SharedAccs partials = SharedAccs(pc.partials);
-	for (uint i = lid; i < count; i += WG_SIZE)
-		a0 = acc_op(a0, partials.v[i]);
 	return a0;
 }
 
@@ -437,13 +423,37 @@ void main()
 	}
 
 	if (pc.pass_index == 3u) {
+		// Both tails written out here: the same code moved into two functions (the arrival,
+		// the fold) ran 0.3 to 0.9 us slower from 2^22 up on the H200, the fenced tail too
+		// (session 15, run S15-6).
+		const bool flagged = FLAGGED_PARTIALS;
 		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
-		if (lid == 0u)
-			s_last = arrive(r);
+		if (lid == 0u) {
+			if (flagged) {
+				FlaggedAccs(pc.partials).v[gl_WorkGroupID.x] = flag_acc(r);
+			} else {
+				SharedAccs(pc.partials).v[gl_WorkGroupID.x] = r;
+				memoryBarrierBuffer(); // the partial is visible before this arrival counts
+			}
+			s_last = atomicAdd(Arrivals(pc.counter).v, 1u) == gl_NumWorkGroups.x - 1u;
+			// Acquire: the partials of the workgroups counted before this one are visible
+			// to this workgroup (barrier() below orders shared memory only).
+			if (!flagged)
+				memoryBarrierBuffer();
+		}
 		barrier();
 		if (!s_last)
 			return; // the whole workgroup: s_last is the same for every invocation
-		ACC a0 = fold_partials(lid);
+		// As pass 1 over the partials, with one workgroup: the same order, the same bits.
+		ACC a0 = ACC_NEUTRAL;
+		if (flagged) {
+			a0 = fold_flagged(lid);
+		} else {
+			memoryBarrierBuffer(); // every other workgroup's partial is visible from here
+			SharedAccs partials = SharedAccs(pc.partials);
+			for (uint i = lid; i < gl_NumWorkGroups.x; i += WG_SIZE)
+				a0 = acc_op(a0, partials.v[i]);
+		}
 		r = workgroup_reduce(lid, a0);
 		if (lid == 0u)
 			Accs(pc.dst).v[0] = result_bits(r);

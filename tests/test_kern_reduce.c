@@ -393,8 +393,9 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
 /* A reduction of one buffer runs in one dispatch (its last workgroup folds the partials),
  * with flagged partials in the command buffer's table (reduce.comp's FLAGGED_PARTIALS) for
  * 4-byte accumulators where that memory is device-local, as on lavapipe and the H200, or
- * fenced ones in the scratch (8-byte accumulators, and VKR_REDUCE=fenced); on a device made
- * with VKR_REDUCE=two-pass a second dispatch folds them.
+ * fenced ones in the scratch (8-byte accumulators, and VKR_REDUCE=fenced; VKR_REDUCE=flagged
+ * flags 8-byte ones too); on a device made with VKR_REDUCE=two-pass a second dispatch folds
+ * them.
  * All fold in the same order: every op, dtype and comparison gives the same bits each way, 3
  * jobs of each in one command buffer (3 arrival counters, 3 jobs' flagged partials one after
  * the other in the table) at different sizes and misalignments. 700 workgroups
@@ -403,8 +404,8 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
 static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **state)
 {
 	(void)state;
-	enum { WAYS = 3, JOBS = 3 };
-	static const char *const ways[WAYS] = { NULL, "fenced", "two-pass" };
+	enum { WAYS = 4, JOBS = 3 };
+	static const char *const ways[WAYS] = { NULL, "fenced", "two-pass", "flagged" };
 	struct gpu *gpus[WAYS];
 	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
 	for (size_t w = 0; w < WAYS; w++) {
@@ -418,11 +419,14 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		print_message("upload memory is not device-local here: the default is fenced partials too\n");
 	assert_false(kern_flagged_partials(gpu_get_info(gpus[1]), 4));
 	assert_false(kern_flagged_partials(gpu_get_info(gpus[0]), 8));
+	assert_true(kern_flagged_partials(gpu_get_info(gpus[3]), 8) ==
+		    kern_flagged_partials(gpu_get_info(gpus[0]), 4));
 	size_t n = 3000017; /* f32: 750,004 vectors, enough for 700 workgroups of 4 each */
 	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32, .n = n };
 	assert_int_equal(kern_job_phases(gpus[0], &probe), 1);
 	assert_int_equal(kern_job_phases(gpus[1], &probe), 1);
 	assert_int_equal(kern_job_phases(gpus[2], &probe), 2);
+	assert_int_equal(kern_job_phases(gpus[3], &probe), 1);
 	uint64_t rng = harness_seed() + 23;
 	void *input = malloc(n * 8);
 	assert_non_null(input);
