@@ -931,7 +931,9 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 		goto fail;
 	}
 	/* Flagged partials live in the command buffer's table (upload memory): in host RAM,
-	 * the last workgroup would read each over the bus, so there the fenced ones run. */
+	 * the last workgroup would read each over the bus, so where upload memory is not
+	 * device-local the fenced ones run. (A table that does not fit device-local upload
+	 * memory at run time lands in host RAM too: gpu_cmd_table says so once.) */
 	if (!(gpu->memory_props.memoryTypes[gpu->memory_type[GPU_MEMORY_UPLOAD]].propertyFlags &
 	      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
 		gpu->info.reduce_flagged_partials = gpu->info.reduce_flagged_wide = false;

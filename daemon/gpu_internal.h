@@ -52,6 +52,7 @@ struct gpu {
 
 	VkCommandPool cmd_pool;
 	struct gpu_cmd *free_cmds; /* recycled command buffers */
+	bool table_in_host_logged; /* gpu_cmd_table fell back to host RAM and said so */
 	struct gpu_cmd **all_cmds; /* every gpu_cmd ever created, for teardown */
 	size_t all_cmd_count, all_cmd_cap;
 

@@ -300,9 +300,15 @@ ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 // CPU zeroed (the command buffer's table), and the last workgroup to arrive reads each
 // partial again until the two agree. Every word is either still zero or holds its final
 // value, so a pair read half old and half new either disagrees or already is the value (a
-// value of all ones or all zeros reads the same either way): no 64-bit atomicity is assumed.
+// value of all ones or all zeros reads the same either way): no 64-bit atomicity is assumed,
+// nor even 32-bit (a bit of x still zero makes y's bit one only where the value's is zero).
 // Every partial was stored before its workgroup's arrival, so the wait ends once the stores
-// land, whatever runs meanwhile. On the H200 this took 0.6 to 1.1 us off every reduction from
+// land, whatever runs meanwhile. Like the single-pass scan's look-back, this relies on
+// coherent volatile stores reaching the other workgroups' loads eventually; under the Vulkan
+// memory model it is formally a data race (relaxed atomics would be the strict form). On a
+// CPU implementation the re-read never happens (the arrival's atomic orders the stores), so
+// lavapipe's tests check the layout and the fold, and the H200's runs the ordering. The CPU
+// pays a memset of 8 bytes per workgroup per reduction when it records. On the H200 this took 0.6 to 1.1 us off every reduction from
 // 2^16 to 2^22 elements and 0 to 0.3 us from 2^24 up (session 15, run S15-2). With 8-byte
 // accumulators (two words and their complements) the same gain below 2^22 came with 0.1 to
 // 0.7 us lost at 2^23 to 2^25 for f64 sum and max and i64 max, at the same registers; not
