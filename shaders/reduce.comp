@@ -430,7 +430,7 @@ void main()
 
 	if (pc.pass_index == 3u) {
 		// Both tails written out here: the same code moved into two functions (the arrival,
-		// the fold) ran 0.3 to 0.9 us slower from 2^22 up on the H200, the fenced tail too
+		// the fold) ran 0.2 to 0.9 us slower from 2^22 up on the H200, the fenced tail too
 		// (session 15, run S15-6).
 		const bool flagged = FLAGGED_PARTIALS;
 		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
