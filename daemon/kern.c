@@ -71,6 +71,12 @@ static uint64_t dtype_size(vkr_dtype dtype)
 	return dtype == VKR_DTYPE_F64 || dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 ? 8 : 4;
 }
 
+/* Bytes of a reduction's accumulator (its partials): count-if counts in 32 bits. */
+static unsigned accumulator_bytes(bool count, vkr_dtype dtype)
+{
+	return count ? 4 : (unsigned)dtype_size(dtype);
+}
+
 /* The builds without subgroup operations (TILE_BLELLOCH): the scan kernels' Blelloch tile scan
  * (tile_scan.glsl), the reductions' workgroup tree in shared memory. */
 static const uint32_t *const kernel_code_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
@@ -119,7 +125,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->spec[2] = staged;
 	s->device_single_pass = kernel == K_SCAN_CHAINED && !staged;
 	s->reduction = kernel == K_REDUCE || kernel == K_COUNT;
-	s->accumulator_bytes = kernel == K_COUNT ? 4 : s->reduction ? (unsigned)dtype_size(dtype) : 0;
+	s->accumulator_bytes = s->reduction ? accumulator_bytes(kernel == K_COUNT, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
@@ -226,7 +232,7 @@ static uint64_t reduce_partials(const struct gpu *gpu, const struct kern_job *jo
 
 static uint64_t reduce_acc_bytes(const struct kern_job *job)
 {
-	return job->op == VKR_OP_COUNT ? 4 : dtype_size(job->dtype);
+	return accumulator_bytes(job->op == VKR_OP_COUNT, job->dtype);
 }
 
 /* The job's single-pass pipeline: the staged one for host memory. */
@@ -602,13 +608,10 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 		if (one_dispatch(rec->gpu, job)) {
 			p.pass_index = 3;
 			split(p.dst, job->dst);
-			split(p.partials, partials);
+			split(p.partials, flagged_partials(rec->gpu, job) ? rec->flagged : partials);
 			split(p.counter, rec->counters);
 			rec->counters += 4;
-			if (flagged_partials(rec->gpu, job)) {
-				split(p.partials, rec->flagged);
-				rec->flagged += flagged_bytes(rec->gpu, job);
-			}
+			rec->flagged += flagged_bytes(rec->gpu, job); /* 0 for fenced partials */
 		}
 		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
 		partials += plan.groups * reduce_acc_bytes(job);

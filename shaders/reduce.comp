@@ -252,7 +252,7 @@ ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint fi
 // An accumulator as 32-bit words, for the shuffles and the flagged partials (64-bit
 // integers as two words: subgroup operations on 64-bit integer types would need
 // shaderSubgroupExtendedTypes).
-#if defined(KERNEL_COUNT) || (EXACT_COMPARE && defined(DTYPE_F32))
+#if defined(KERNEL_COUNT) || (EXACT_COMPARE && defined(DTYPE_F32)) || defined(DTYPE_U32)
 #define ACC_BITS uint
 #define ACC_WORDS 1
 ACC_BITS acc_to_bits(ACC x) { return x; }
@@ -277,11 +277,6 @@ ACC acc_from_bits(ACC_BITS b) { return packDouble2x32(b); }
 #define ACC_WORDS 1
 ACC_BITS acc_to_bits(ACC x) { return uint(x); }
 ACC acc_from_bits(ACC_BITS b) { return int(b); }
-#elif defined(DTYPE_U32)
-#define ACC_BITS uint
-#define ACC_WORDS 1
-ACC_BITS acc_to_bits(ACC x) { return x; }
-ACC acc_from_bits(ACC_BITS b) { return b; }
 #elif defined(DTYPE_I64)
 #define ACC_BITS uvec2
 #define ACC_WORDS 2
@@ -308,11 +303,12 @@ ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 // memory model it is formally a data race (relaxed atomics would be the strict form). On a
 // CPU implementation the re-read never happens (the arrival's atomic orders the stores), so
 // lavapipe's tests check the layout and the fold, and the H200's runs the ordering. The CPU
-// pays a memset of 8 bytes per workgroup per reduction when it records. On the H200 this took 0.6 to 1.1 us off every reduction from
-// 2^16 to 2^22 elements and 0 to 0.3 us from 2^24 up (session 15, run S15-2). With 8-byte
-// accumulators (two words and their complements) the same gain below 2^22 came with 0.1 to
-// 0.7 us lost at 2^23 to 2^25 for f64 sum and max and i64 max, at the same registers; not
-// understood, so they keep the fences unless VKR_REDUCE=flagged. A specialization constant,
+// pays a memset of 8 bytes per workgroup per reduction when it records. On the H200 this
+// took 0.6 to 1.1 us off every reduction from 2^16 to 2^22 elements and 0 to 0.3 us from 2^24
+// up (session 15, run S15-2). With 8-byte accumulators (two words and their complements) the
+// same gain below 2^22 came with 0.1 to 0.7 us lost at 2^23 to 2^25 for f64 sum and max and
+// i64 max, at the same registers; not understood, so they keep the fences unless
+// VKR_REDUCE=flagged. A specialization constant,
 // not a pass of its own, so that the driver compiles one tail into each pipeline: with both in
 // one pipeline (a runtime pass index) the fenced tail ran up to 0.5 us slower at 2^24 (run
 // S15-1).

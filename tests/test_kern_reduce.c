@@ -408,12 +408,8 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	static const char *const ways[WAYS] = { NULL, "fenced", "two-pass", "flagged" };
 	struct gpu *gpus[WAYS];
 	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
-	for (size_t w = 0; w < WAYS; w++) {
-		if (ways[w])
-			assert_int_equal(setenv("VKR_REDUCE", ways[w], 1), 0);
-		gpus[w] = harness_gpu();
-		unsetenv("VKR_REDUCE");
-	}
+	for (size_t w = 0; w < WAYS; w++)
+		gpus[w] = ways[w] ? harness_gpu_with_env("VKR_REDUCE", ways[w]) : harness_gpu();
 	unsetenv("VKR_REDUCE_WORKGROUPS");
 	if (!kern_flagged_partials(gpu_get_info(gpus[0]), 4))
 		print_message("upload memory is not device-local here: the default is fenced partials too\n");
