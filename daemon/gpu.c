@@ -696,6 +696,8 @@ static bool pipeline_wanted(const struct gpu *gpu, const struct kern_pipeline_so
 		return false; /* the dtype is refused by kern_validate on this device */
 	if (src->shared_bytes > gpu->info.max_shared_memory)
 		return false; /* kern plans around it (the single-pass scan) */
+	if (src->one_dispatch && !gpu->info.reduce_one_dispatch)
+		return false; /* VKR_REDUCE=two-pass */
 	if (src->device_single_pass &&
 	    (gpu->host_memory_scans_only || !kern_device_scan_single_pass(&gpu->info, src->dtype, src->op)))
 		return false; /* kern runs reduce-then-scan on device memory instead */

@@ -2,7 +2,8 @@
  * kern.c: plans reductions and scans and records their dispatches.
  *
  * The pipeline table: every (kernel, dtype, op[, exclusive]) has one pipeline, compiled
- * from the embedded SPIR-V with the op as a specialization constant.
+ * from the embedded SPIR-V with the op as a specialization constant; reductions have a
+ * second one for one-dispatch reductions (reduce.comp's ONE_DISPATCH).
  */
 #include "kern.h"
 
@@ -21,7 +22,11 @@
 enum {
 	PIPE_REDUCE = 0,                                        /* + dtype * 4 + op */
 	PIPE_COUNT = PIPE_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + dtype */
-	PIPE_SCAN_REDUCE = PIPE_COUNT + VKR_DTYPE_COUNT_,       /* + dtype * 4 + op */
+	/* The same kernels built for one-dispatch reductions only (ONE_DISPATCH): like
+	 * PIPE_REDUCE and PIPE_COUNT. */
+	PIPE_REDUCE_ONE = PIPE_COUNT + VKR_DTYPE_COUNT_,
+	PIPE_COUNT_ONE = PIPE_REDUCE_ONE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
+	PIPE_SCAN_REDUCE = PIPE_COUNT_ONE + VKR_DTYPE_COUNT_,   /* + dtype * 4 + op */
 	PIPE_SCAN_TOTALS = PIPE_SCAN_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
 	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
 	PIPE_SCAN_CHAINED = PIPE_SCAN_APPLY + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2, /* like APPLY */
@@ -99,15 +104,18 @@ static const size_t *const kernel_size_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 static struct kern_pipeline_source sources[PIPE_TOTAL];
 static char source_names[PIPE_TOTAL][40];
 
+/* variant: specialization constant 2, for the single-pass scan whether it is staged, for
+ * reductions whether the pipeline runs one-dispatch reductions (reduce.comp's ONE_DISPATCH). */
 static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uint32_t exclusive,
-		     uint32_t staged)
+		     uint32_t variant)
 {
 	struct kern_pipeline_source *s = &sources[index];
 	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
 	static const char *const op_names[] = { "sum", "prod", "min", "max" };
+	bool reduction = kernel == K_REDUCE || kernel == K_COUNT;
 	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s%s", kernel_names[kernel],
 		 dtype_names[dtype], kernel == K_COUNT ? "" : "_", kernel == K_COUNT ? "" : op_names[op],
-		 exclusive ? "_excl" : "", staged ? "_staged" : "");
+		 exclusive ? "_excl" : "", !variant ? "" : reduction ? "_one" : "_staged");
 	s->name = source_names[index];
 	s->code = kernel_code[kernel][dtype];
 	s->size = *kernel_size[kernel][dtype];
@@ -122,9 +130,10 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->shared_bytes = kernel == K_SCAN_CHAINED ? KERN_SINGLE_PASS_SHARED_BYTES : 0;
 	s->spec[0] = op;
 	s->spec[1] = exclusive;
-	s->spec[2] = staged;
-	s->device_single_pass = kernel == K_SCAN_CHAINED && !staged;
-	s->reduction = kernel == K_REDUCE || kernel == K_COUNT;
+	s->spec[2] = variant;
+	s->device_single_pass = kernel == K_SCAN_CHAINED && !variant;
+	s->reduction = reduction;
+	s->one_dispatch = reduction && variant;
 	s->accumulator_bytes = s->reduction ? accumulator_bytes(kernel == K_COUNT, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
@@ -150,6 +159,7 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 			for (unsigned op = 0; op < SCALAR_OPS; op++) {
 				describe(PIPE_REDUCE + d * SCALAR_OPS + op, K_REDUCE, d, op, 0, 0);
+				describe(PIPE_REDUCE_ONE + d * SCALAR_OPS + op, K_REDUCE, d, op, 0, 1);
 				describe(PIPE_SCAN_REDUCE + d * SCALAR_OPS + op, K_SCAN_REDUCE, d, op, 0, 0);
 				describe(PIPE_SCAN_TOTALS + d * SCALAR_OPS + op, K_SCAN_TOTALS, d, op, 0, 0);
 				for (unsigned e = 0; e < 2; e++) {
@@ -160,6 +170,7 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 				}
 			}
 			describe(PIPE_COUNT + d, K_COUNT, d, 0, 0, 0);
+			describe(PIPE_COUNT_ONE + d, K_COUNT, d, 0, 0, 1);
 		}
 		sources[PIPE_CLEAR] = (struct kern_pipeline_source){
 			.name = "clear", .code = spv_clear, .size = spv_clear_size,
@@ -366,10 +377,12 @@ static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
 	return align16(reduce_partials(gpu, job) * 2 * reduce_acc_bytes(job));
 }
 
-static uint32_t reduce_pipeline(const struct kern_job *job)
+/* The pipeline of the job's passes: one_dispatch's (pass 3) or the others' (0, 1 and 2). */
+static uint32_t reduce_pipeline(const struct kern_job *job, bool one)
 {
-	return job->op == VKR_OP_COUNT ? PIPE_COUNT + job->dtype
-				       : PIPE_REDUCE + job->dtype * SCALAR_OPS + job->op;
+	if (job->op == VKR_OP_COUNT)
+		return (one ? PIPE_COUNT_ONE : PIPE_COUNT) + job->dtype;
+	return (one ? PIPE_REDUCE_ONE : PIPE_REDUCE) + job->dtype * SCALAR_OPS + job->op;
 }
 
 /* A small job's entry in the job table: the layout of SmallJob in reduce.comp. */
@@ -579,7 +592,7 @@ unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job)
  * all into the result slot. A reduction in one dispatch does both in phase 0. */
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
-	uint32_t pipe = reduce_pipeline(job);
+	uint32_t pipe = reduce_pipeline(job, one_dispatch(rec->gpu, job));
 	if (phase == 1) {
 		struct reduce_params p = { 0 };
 		split(p.src, job->scratch);
@@ -698,7 +711,7 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 	uint32_t first[PIPE_TOTAL + 1] = { 0 };
 	for (size_t i = 0; i < count; i++)
 		if (is_small(&jobs[i]))
-			first[reduce_pipeline(&jobs[i]) + 1]++;
+			first[reduce_pipeline(&jobs[i], false) + 1]++;
 	for (size_t p = 0; p < PIPE_TOTAL; p++)
 		first[p + 1] += first[p];
 	uint32_t fill[PIPE_TOTAL];
@@ -709,7 +722,7 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 			continue;
 		struct kern_part part = job_part(job, 0);
 		struct reduce_plan plan = plan_reduce(rec->gpu, job, part);
-		struct small_job *e = &table[fill[reduce_pipeline(job)]++];
+		struct small_job *e = &table[fill[reduce_pipeline(job, false)]++];
 		memset(e, 0, sizeof(*e));
 		split(e->src, part.src);
 		split(e->src_vec, part.src + plan.head * dtype_size(job->dtype));

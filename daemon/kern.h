@@ -132,13 +132,14 @@ struct kern_pipeline_source {
 	/* Shared memory the kernel needs beyond Vulkan's guaranteed 16 KiB (0 if it fits). */
 	uint32_t shared_bytes;
 	uint32_t spec[3]; /* specialization constants 0 (op), 1 (exclusive; for reductions gpu.c sets
-			   * FLAGGED_PARTIALS), 2 (staged) */
+			   * FLAGGED_PARTIALS), 2 (staged; for reductions ONE_DISPATCH) */
 	/* The single-pass scan of device memory: chunked tiles in the subgroup build (gpu.c picks
 	 * that build where info.scan_chunked). Built only where kern_device_scan_single_pass()
 	 * says; otherwise gpu.c leaves its pipeline VK_NULL_HANDLE and kern.c runs
 	 * reduce-then-scan there. */
 	bool device_single_pass;
 	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
+	bool one_dispatch; /* a reduction's pipeline for pass 3 only (built where info.reduce_one_dispatch) */
 	unsigned accumulator_bytes; /* reductions: 4 for count-if and 32-bit dtypes, else 8 */
 	vkr_dtype dtype;
 	vkr_op op;

@@ -10,7 +10,8 @@
 // it writes the result into an 8-byte slot that can stay on the GPU or be read back. Pass 3
 // runs both in one dispatch: pass 0, then the last workgroup to finish (counted on a zeroed
 // word) folds the partials as pass 1 would, which saves the second dispatch and the barrier
-// before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
+// before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2,
+// in pipelines of its own: ONE_DISPATCH below).
 // Where FLAGGED_PARTIALS is set, pass 3's partials need no fences (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
@@ -89,7 +90,8 @@ layout(push_constant, scalar) uniform Params {
 	uint n;         // pass 0 and 3: elements; pass 1: partials; pass 2: jobs in the table
 	uint head;      // pass 0 and 3: elements before src_vec
 	uint nvec;      // pass 0 and 3: whole vectors from src_vec
-	uint pass_index; // 0, 1, 2 (small jobs, one workgroup each, described by the table) or 3
+	uint pass_index; // 0, 1 or 2 (small jobs, one workgroup each, described by the table); pass 3
+	                 // runs in the ONE_DISPATCH pipelines, which ignore it
 	uint cmp;       // count: vkr_cmp
 	uvec2 partials; // pass 3: one per workgroup (FLAGGED_PARTIALS: flagged, zeroed)
 	uvec2 counter;  // pass 3: a zeroed word, the workgroups' arrivals
@@ -401,6 +403,15 @@ ACC workgroup_reduce(uint lid, ACC mine)
 }
 #endif
 
+// Whether this pipeline runs pass 3 and nothing else (kern.c's one-dispatch pipelines; the
+// others run passes 0, 1 and 2 by pc.pass_index). A specialization constant, so that each
+// pipeline holds only its own passes' code: with every pass in one pipeline, behind branches
+// on pc.pass_index, the first workgroup of a one-dispatch reduction started 0.45 us later
+// than the read kernel's at 2^16 and 0.95 us later at 2^24 and above, where the streamed
+// array has pushed the kernel's code out of L2 (probably: one instruction fetch from memory
+// per branch). Alone, pass 3 started as early as the read kernel (session 16, run S16-4).
+layout(constant_id = 2) const bool ONE_DISPATCH = false;
+
 void main()
 {
 	uint lid = gl_LocalInvocationID.x;
@@ -410,7 +421,7 @@ void main()
 	set_comparison(pc.cmp, pc.cmp_bits);
 #endif
 
-	if (pc.pass_index == 2u) {
+	if (!ONE_DISPATCH && pc.pass_index == 2u) {
 		uint job = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
 		if (job >= pc.n)
 			return; // whole workgroup: the grid is rounded up to whole rows
@@ -424,7 +435,7 @@ void main()
 		return;
 	}
 
-	if (pc.pass_index == 3u) {
+	if (ONE_DISPATCH) {
 		// Both tails written out here: the same code moved into two functions (the arrival,
 		// the fold) ran 0.2 to 0.9 us slower from 2^22 up on the H200, the fenced tail too
 		// (session 15, run S15-6).
