@@ -394,8 +394,8 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
  * with flagged partials in the command buffer's table (reduce.comp's FLAGGED_PARTIALS) for
  * 4-byte accumulators where that memory is device-local, as on lavapipe and the H200, or
  * fenced ones in the scratch (8-byte accumulators, and VKR_REDUCE=fenced; VKR_REDUCE=flagged
- * flags 8-byte ones too); on a device made with VKR_REDUCE=two-pass a second dispatch folds
- * them.
+ * flags 8-byte ones too), in pipelines of their own; on a device made with
+ * VKR_REDUCE=two-pass a second dispatch folds them.
  * All fold in the same order: every op, dtype and comparison gives the same bits each way, 3
  * jobs of each in one command buffer (3 arrival counters, 3 jobs' flagged partials one after
  * the other in the table) at different sizes and misalignments. 700 workgroups
@@ -423,6 +423,16 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	assert_int_equal(kern_job_phases(gpus[1], &probe), 1);
 	assert_int_equal(kern_job_phases(gpus[2], &probe), 2);
 	assert_int_equal(kern_job_phases(gpus[3], &probe), 1);
+	/* One dispatch runs in pipelines of its own (reduce.comp's ONE_DISPATCH), which a device
+	 * made with VKR_REDUCE=two-pass does not build. */
+	size_t one_pipelines[WAYS] = { 0 };
+	for (uint32_t i = 0; i < kern_pipeline_count(); i++)
+		for (size_t w = 0; w < WAYS; w++)
+			one_pipelines[w] += kern_pipeline_source(i)->one_dispatch && gpu_pipeline_available(gpus[w], i);
+	assert_true(one_pipelines[0] > 0);
+	assert_int_equal(one_pipelines[1], one_pipelines[0]);
+	assert_int_equal(one_pipelines[2], 0);
+	assert_int_equal(one_pipelines[3], one_pipelines[0]);
 	uint64_t rng = harness_seed() + 23;
 	void *input = malloc(n * 8);
 	assert_non_null(input);
