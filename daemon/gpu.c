@@ -815,7 +815,7 @@ static void *compile_worker(void *arg)
 }
 
 /* Compiles every wanted pipeline on up to one thread per core (at most 8): the driver compiles
- * on the calling thread, and ~220 pipelines take seconds on a CPU implementation. */
+ * on the calling thread, and ~250 pipelines take seconds on a CPU implementation. */
 static int compile_all(struct gpu *gpu, char *err, size_t err_size)
 {
 	VkShaderModule *module = calloc(gpu->pipeline_count, sizeof(*module));

@@ -2,8 +2,9 @@
  * kern.c: plans reductions and scans and records their dispatches.
  *
  * The pipeline table: every (kernel, dtype, op[, exclusive]) has one pipeline, compiled
- * from the embedded SPIR-V with the op as a specialization constant; reductions have a
- * second one for one-dispatch reductions (reduce.comp's ONE_DISPATCH).
+ * from the embedded SPIR-V with the op as a specialization constant; two kernels have a
+ * second one, chosen by specialization constant 2: reductions for one dispatch (reduce.comp's
+ * ONE_DISPATCH), the single-pass scan staged through host memory (STAGED).
  */
 #include "kern.h"
 
@@ -592,7 +593,10 @@ unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job)
  * all into the result slot. A reduction in one dispatch does both in phase 0. */
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
-	uint32_t pipe = reduce_pipeline(job, one_dispatch(rec->gpu, job));
+	/* One answer for the pipeline and the pass index: a one-dispatch pipeline runs pass 3
+	 * whatever the index says, and the others never run it. */
+	bool one = one_dispatch(rec->gpu, job);
+	uint32_t pipe = reduce_pipeline(job, one);
 	if (phase == 1) {
 		struct reduce_params p = { 0 };
 		split(p.src, job->scratch);
@@ -618,7 +622,7 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 		p.nvec = (uint32_t)plan.nvec;
 		p.pass_index = 0;
 		p.cmp = job->cmp;
-		if (one_dispatch(rec->gpu, job)) {
+		if (one) {
 			p.pass_index = 3;
 			split(p.dst, job->dst);
 			split(p.partials, flagged_partials(rec->gpu, job) ? rec->flagged : partials);

@@ -10,8 +10,8 @@
 // it writes the result into an 8-byte slot that can stay on the GPU or be read back. Pass 3
 // runs both in one dispatch: pass 0, then the last workgroup to finish (counted on a zeroed
 // word) folds the partials as pass 1 would, which saves the second dispatch and the barrier
-// before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2,
-// in pipelines of its own: ONE_DISPATCH below).
+// before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
+// Pass 3 runs in pipelines of its own (ONE_DISPATCH below).
 // Where FLAGGED_PARTIALS is set, pass 3's partials need no fences (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input

@@ -477,6 +477,20 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		}
 	}
 	free(input);
+	/* And the runs used them, and only them (the harness's devices build each pipeline when a
+	 * command buffer first binds it): every op and dtype ran once each way. */
+	for (size_t w = 0; w < WAYS; w++) {
+		assert_true(gpu_builds_on_first_use(gpus[w]));
+		size_t one_built = 0, other_built = 0;
+		for (uint32_t i = 0; i < kern_pipeline_count(); i++) {
+			const struct kern_pipeline_source *src = kern_pipeline_source(i);
+			if (src->reduction && gpu_pipeline_built(gpus[w], i))
+				*(src->one_dispatch ? &one_built : &other_built) += 1;
+		}
+		bool two_pass = w == 2;
+		assert_int_equal(one_built, two_pass ? 0 : one_pipelines[0]);
+		assert_int_equal(other_built, two_pass ? one_pipelines[0] : 0);
+	}
 	for (size_t w = 0; w < WAYS; w++)
 		harness_gpu_done(gpus[w]);
 }
