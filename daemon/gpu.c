@@ -738,7 +738,7 @@ static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, ch
 	const struct kern_pipeline_source *src = kern_pipeline_source(i);
 	uint32_t spec_data[3];
 	memcpy(spec_data, src->spec, sizeof(spec_data));
-	if (src->reduction) /* reduce.comp's FLAGGED_PARTIALS */
+	if (src->one_dispatch) /* reduce.comp's FLAGGED_PARTIALS: only pass 3 has partials to flag */
 		spec_data[1] = kern_flagged_partials(&gpu->info, src->accumulator_bytes);
 	const VkSpecializationMapEntry entries[3] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
