@@ -495,6 +495,15 @@ static void read_info(struct gpu *gpu)
 	vkGetPhysicalDeviceFeatures(gpu->physical, &f);
 	info->shader_float64 = f.shaderFloat64;
 	info->shader_int64 = f.shaderInt64;
+	if (base.apiVersion >= VK_API_VERSION_1_2) {
+		VkPhysicalDeviceShaderAtomicInt64Features atomics = {
+			.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES,
+		};
+		VkPhysicalDeviceFeatures2 features = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+						       .pNext = &atomics };
+		vkGetPhysicalDeviceFeatures2(gpu->physical, &features);
+		gpu->buffer_int64_atomics = f.shaderInt64 && atomics.shaderBufferInt64Atomics;
+	}
 
 	/* Pass 1 of a reduction runs enough workgroups to fill the device and no more: with
 	 * too few the memory system idles (the seeds' 512 workgroups read 1.3 TB/s on the H200,
@@ -539,6 +548,11 @@ static void read_info(struct gpu *gpu)
 	info->reduce_one_dispatch = !(reduce && strcmp(reduce, "two-pass") == 0);
 	info->reduce_flagged_partials = info->reduce_one_dispatch && !(reduce && strcmp(reduce, "fenced") == 0);
 	info->reduce_flagged_wide = info->reduce_flagged_partials && reduce && strcmp(reduce, "flagged") == 0;
+	/* Count-if and sums of 32-bit integers by summed arrivals by default, where the device
+	 * has 64-bit atomics on buffers and the reductions' tree by shuffles (their only build);
+	 * every VKR_REDUCE mode turns them off (VKR_REDUCE=partials: the default otherwise), so
+	 * that those reductions keep partials in each of them. */
+	info->reduce_summed_arrivals = info->reduce_one_dispatch && !reduce && gpu->buffer_int64_atomics;
 	const char *scan = getenv("VKR_SCAN");
 	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
 	info->scan_reduce_then_scan = scan && strcmp(scan, "reduce-then-scan") == 0;
@@ -573,6 +587,7 @@ static void read_info(struct gpu *gpu)
 	const char *tree = getenv("VKR_REDUCE_TREE");
 	info->reduce_subgroup_tree = compute_subgroups && (sub.supportedOperations & reduce_needed) == reduce_needed &&
 				     !(tree && strcmp(tree, "shared") == 0);
+	info->reduce_summed_arrivals = info->reduce_summed_arrivals && info->reduce_subgroup_tree;
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)
@@ -615,6 +630,7 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 		.timelineSemaphore = VK_TRUE,
 		.bufferDeviceAddress = VK_TRUE,
 		.scalarBlockLayout = VK_TRUE,
+		.shaderBufferInt64Atomics = gpu->buffer_int64_atomics,
 	};
 	VkPhysicalDeviceFeatures2 features = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -698,6 +714,8 @@ static bool pipeline_wanted(const struct gpu *gpu, const struct kern_pipeline_so
 		return false; /* kern plans around it (the single-pass scan) */
 	if (src->one_dispatch && !gpu->info.reduce_one_dispatch)
 		return false; /* VKR_REDUCE=two-pass */
+	if (src->summed_arrivals && !gpu->info.reduce_summed_arrivals)
+		return false; /* no 64-bit buffer atomics, or a VKR_REDUCE mode */
 	if (src->device_single_pass &&
 	    (gpu->host_memory_scans_only || !kern_device_scan_single_pass(&gpu->info, src->dtype, src->op)))
 		return false; /* kern runs reduce-then-scan on device memory instead */
@@ -815,7 +833,7 @@ static void *compile_worker(void *arg)
 }
 
 /* Compiles every wanted pipeline on up to one thread per core (at most 8): the driver compiles
- * on the calling thread, and ~250 pipelines take seconds on a CPU implementation. */
+ * on the calling thread, and ~260 pipelines take seconds on a CPU implementation. */
 static int compile_all(struct gpu *gpu, char *err, size_t err_size)
 {
 	VkShaderModule *module = calloc(gpu->pipeline_count, sizeof(*module));

@@ -33,7 +33,7 @@ struct gpu_config {
 	 * device memory are not built, which saves their compile time at start. */
 	bool host_memory_scans_only;
 	/* Build each pipeline when a command buffer first binds it, instead of all of them (about
-	 * 250) at start: a start in a fraction of the time (lavapipe compiles each in tens of
+	 * 260) at start: a start in a fraction of the time (lavapipe compiles each in tens of
 	 * milliseconds), but the first batch of each kind waits for its compile. For tools and
 	 * tests that start devices often; the daemon builds everything at start. Also
 	 * VKR_COMPILE_ON_FIRST_USE=1 in the environment. */
@@ -84,6 +84,12 @@ struct gpu_info {
 	 * scratch behind fences. */
 	bool reduce_flagged_partials;
 	bool reduce_flagged_wide; /* VKR_REDUCE=flagged: 8-byte accumulators flagged too */
+	/* One-dispatch count-if and sums of i32 and u32 have no partials: each workgroup adds its
+	 * sum and its arrival to one 64-bit word (reduce.comp's SUMMED_ARRIVALS;
+	 * kern_summed_arrivals()). By default where the device has shaderBufferInt64Atomics and
+	 * reduce_subgroup_tree; no VKR_REDUCE mode uses them (VKR_REDUCE=partials: the default
+	 * without them). */
+	bool reduce_summed_arrivals;
 	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
 	 * subgroups of 4 to 256, computeFullSubgroups), unless VKR_REDUCE_TREE=shared: else the
 	 * tree in shared memory. */

@@ -41,6 +41,8 @@ struct gpu {
 	 * the kernels' subgroup operations (the chunked scans' rows, the reductions' xor
 	 * butterfly) read every lane of a subgroup, which Vulkan guarantees only then. */
 	bool full_subgroups;
+	/* shaderBufferInt64Atomics is enabled: reductions by summed arrivals (info's). */
+	bool buffer_int64_atomics;
 	bool pipeline_stats; /* VKR_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties */
 	bool host_memory_scans_only; /* gpu_config's */
 	bool compile_on_first_use;   /* gpu_config's, or VKR_COMPILE_ON_FIRST_USE=1 */

@@ -17,6 +17,9 @@
 #include "shaders.h"
 
 #define WG_SIZE 256u
+/* A one-dispatch reduction's arrival word in the table: a 32-bit counter, or 64 bits of
+ * summed arrivals (8-byte aligned: the table and the words after it start 16-aligned). */
+#define ARRIVAL_WORD_BYTES 8u
 #define SCAN_SLOTS 512u
 #define SCALAR_OPS 4 /* sum, prod, min, max: the ops with a pipeline per dtype */
 
@@ -27,7 +30,12 @@ enum {
 	 * PIPE_REDUCE and PIPE_COUNT. */
 	PIPE_REDUCE_ONE = PIPE_COUNT + VKR_DTYPE_COUNT_,
 	PIPE_COUNT_ONE = PIPE_REDUCE_ONE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
-	PIPE_SCAN_REDUCE = PIPE_COUNT_ONE + VKR_DTYPE_COUNT_,   /* + dtype * 4 + op */
+	/* One-dispatch reductions by summed arrivals (reduce.comp's SUMMED_ARRIVALS): count-if
+	 * of each dtype (+ dtype), then the sums of i32 and u32. */
+	PIPE_COUNT_SUMMED = PIPE_COUNT_ONE + VKR_DTYPE_COUNT_,
+	PIPE_SUM_SUMMED_I32 = PIPE_COUNT_SUMMED + VKR_DTYPE_COUNT_,
+	PIPE_SUM_SUMMED_U32,
+	PIPE_SCAN_REDUCE,                                      /* + dtype * 4 + op */
 	PIPE_SCAN_TOTALS = PIPE_SCAN_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
 	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
 	PIPE_SCAN_CHAINED = PIPE_SCAN_APPLY + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2, /* like APPLY */
@@ -50,26 +58,38 @@ enum {
 #define DTYPE_SIZES_DP(kernel) { &spv_##kernel##_f32_dp_size, &spv_##kernel##_f64_dp_size, NULL, NULL, NULL, NULL }
 #define DTYPE_NONE { NULL, NULL, NULL, NULL, NULL, NULL }
 
-enum { K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED, K_KERNELS };
+/* The summed-arrival builds exist for these dtypes only: sums of i32 and u32. */
+#define INT32_TABLE(kernel) { NULL, NULL, spv_##kernel##_i32, spv_##kernel##_u32, NULL, NULL }
+#define INT32_SIZES(kernel) { NULL, NULL, &spv_##kernel##_i32_size, &spv_##kernel##_u32_size, NULL, NULL }
+
+enum {
+	K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED,
+	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_KERNELS
+};
 static const char *const kernel_names[K_KERNELS] = {
 	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
+	"reduce_summed", "count_summed",
 };
 static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
 	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply), DTYPE_TABLE(scan_chained),
+	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed),
 };
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
 	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
+	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed),
 };
 
 static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE_DP(reduce), DTYPE_TABLE_DP(count), DTYPE_TABLE_DP(scan_reduce),
 	DTYPE_TABLE_DP(scan_totals), DTYPE_TABLE_DP(scan_apply), DTYPE_TABLE_DP(scan_chained),
+	DTYPE_NONE, DTYPE_TABLE_DP(count_summed),
 };
 static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(reduce), DTYPE_SIZES_DP(count), DTYPE_SIZES_DP(scan_reduce),
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
+	DTYPE_NONE, DTYPE_SIZES_DP(count_summed),
 };
 
 static uint64_t dtype_size(vkr_dtype dtype)
@@ -88,18 +108,22 @@ static unsigned accumulator_bytes(bool count, vkr_dtype dtype)
 static const uint32_t *const kernel_code_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce_bl), DTYPE_TABLE(count_bl), DTYPE_TABLE(scan_reduce_bl),
 	DTYPE_TABLE(scan_totals_bl), DTYPE_TABLE(scan_apply_bl), DTYPE_TABLE(scan_chained_bl),
+	DTYPE_NONE, DTYPE_NONE,
 };
 static const size_t *const kernel_size_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce_bl), DTYPE_SIZES(count_bl), DTYPE_SIZES(scan_reduce_bl),
 	DTYPE_SIZES(scan_totals_bl), DTYPE_SIZES(scan_apply_bl), DTYPE_SIZES(scan_chained_bl),
+	DTYPE_NONE, DTYPE_NONE,
 };
 static const uint32_t *const kernel_code_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE_DP(reduce_bl), DTYPE_TABLE_DP(count_bl), DTYPE_TABLE_DP(scan_reduce_bl),
 	DTYPE_TABLE_DP(scan_totals_bl), DTYPE_TABLE_DP(scan_apply_bl), DTYPE_TABLE_DP(scan_chained_bl),
+	DTYPE_NONE, DTYPE_NONE,
 };
 static const size_t *const kernel_size_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(reduce_bl), DTYPE_SIZES_DP(count_bl), DTYPE_SIZES_DP(scan_reduce_bl),
 	DTYPE_SIZES_DP(scan_totals_bl), DTYPE_SIZES_DP(scan_apply_bl), DTYPE_SIZES_DP(scan_chained_bl),
+	DTYPE_NONE, DTYPE_NONE,
 };
 
 static struct kern_pipeline_source sources[PIPE_TOTAL];
@@ -113,10 +137,12 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	struct kern_pipeline_source *s = &sources[index];
 	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
 	static const char *const op_names[] = { "sum", "prod", "min", "max" };
-	bool reduction = kernel == K_REDUCE || kernel == K_COUNT;
+	bool summed = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED;
+	bool count = kernel == K_COUNT || kernel == K_COUNT_SUMMED;
+	bool reduction = kernel == K_REDUCE || count || summed;
 	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s%s", kernel_names[kernel],
-		 dtype_names[dtype], kernel == K_COUNT ? "" : "_", kernel == K_COUNT ? "" : op_names[op],
-		 exclusive ? "_excl" : "", !variant ? "" : reduction ? "_one" : "_staged");
+		 dtype_names[dtype], count ? "" : "_", count ? "" : op_names[op], exclusive ? "_excl" : "",
+		 !variant || summed ? "" : reduction ? "_one" : "_staged");
 	s->name = source_names[index];
 	s->code = kernel_code[kernel][dtype];
 	s->size = *kernel_size[kernel][dtype];
@@ -135,7 +161,8 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->device_single_pass = kernel == K_SCAN_CHAINED && !variant;
 	s->reduction = reduction;
 	s->one_dispatch = reduction && variant;
-	s->accumulator_bytes = s->reduction ? accumulator_bytes(kernel == K_COUNT, dtype) : 0;
+	s->summed_arrivals = summed;
+	s->accumulator_bytes = s->reduction ? accumulator_bytes(count, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
@@ -143,7 +170,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	 * of min and max hold int64 keys (shaders/scan_op.glsl: every f64 scan module declares
 	 * them, the operator being a specialization constant). */
 	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED ||
-			 (dtype == VKR_DTYPE_F64 && kernel != K_REDUCE && kernel != K_COUNT);
+			 summed || (dtype == VKR_DTYPE_F64 && !reduction);
 }
 
 size_t kern_pipeline_count(void)
@@ -172,7 +199,10 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 			}
 			describe(PIPE_COUNT + d, K_COUNT, d, 0, 0, 0);
 			describe(PIPE_COUNT_ONE + d, K_COUNT, d, 0, 0, 1);
+			describe(PIPE_COUNT_SUMMED + d, K_COUNT_SUMMED, d, 0, 0, 1);
 		}
+		describe(PIPE_SUM_SUMMED_I32, K_REDUCE_SUMMED, VKR_DTYPE_I32, VKR_OP_SUM, 0, 1);
+		describe(PIPE_SUM_SUMMED_U32, K_REDUCE_SUMMED, VKR_DTYPE_U32, VKR_OP_SUM, 0, 1);
 		sources[PIPE_CLEAR] = (struct kern_pipeline_source){
 			.name = "clear", .code = spv_clear, .size = spv_clear_size,
 		};
@@ -363,11 +393,26 @@ bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_byt
 	return info->reduce_flagged_partials && (accumulator_bytes == 4 || info->reduce_flagged_wide);
 }
 
+bool kern_summed_arrivals(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	return info->reduce_summed_arrivals && info->reduce_workgroups < (1u << 16) &&
+	       (op == VKR_OP_COUNT || (op == VKR_OP_SUM && (dtype == VKR_DTYPE_I32 || dtype == VKR_DTYPE_U32)));
+}
+
+/* A one-dispatch reduction by summed arrivals (reduce.comp's SUMMED_ARRIVALS): no partials,
+ * an 8-byte word of the table. Its grid has at most info.reduce_workgroups workgroups, fewer
+ * than 2^16 (kern_summed_arrivals), the most the word counts. */
+static bool summed_arrivals(const struct gpu *gpu, const struct kern_job *job)
+{
+	return one_dispatch(gpu, job) && kern_summed_arrivals(&gpu->info, job->dtype, job->op);
+}
+
 /* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's
  * FLAGGED_PARTIALS), not fenced in the scratch. */
 static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
 {
-	return one_dispatch(gpu, job) && kern_flagged_partials(&gpu->info, (unsigned)reduce_acc_bytes(job));
+	return one_dispatch(gpu, job) && !summed_arrivals(gpu, job) &&
+	       kern_flagged_partials(&gpu->info, (unsigned)reduce_acc_bytes(job));
 }
 
 /* Table bytes of a job's flagged partials: each as its bits and their complement. */
@@ -378,9 +423,15 @@ static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
 	return align16(reduce_partials(gpu, job) * 2 * reduce_acc_bytes(job));
 }
 
-/* The pipeline of the job's passes: one_dispatch's (pass 3) or the others' (0, 1 and 2). */
-static uint32_t reduce_pipeline(const struct kern_job *job, bool one)
+/* The pipeline of the job's passes: one_dispatch's (pass 3, by summed arrivals where the job
+ * has them) or the others' (0, 1 and 2). */
+static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *job, bool one)
 {
+	if (one && summed_arrivals(gpu, job)) {
+		if (job->op == VKR_OP_COUNT)
+			return PIPE_COUNT_SUMMED + job->dtype;
+		return job->dtype == VKR_DTYPE_I32 ? PIPE_SUM_SUMMED_I32 : PIPE_SUM_SUMMED_U32;
+	}
 	if (job->op == VKR_OP_COUNT)
 		return (one ? PIPE_COUNT_ONE : PIPE_COUNT) + job->dtype;
 	return (one ? PIPE_REDUCE_ONE : PIPE_REDUCE) + job->dtype * SCALAR_OPS + job->op;
@@ -396,8 +447,8 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
 		return 0; /* one workgroup writes the result slot directly */
-	if (job->kind == KERN_REDUCE && flagged_partials(gpu, job))
-		return 0; /* its partials are in the command buffer's table */
+	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || summed_arrivals(gpu, job)))
+		return 0; /* its partials are in the command buffer's table, or it has none */
 	if (job->kind == KERN_REDUCE)
 		return align16(reduce_partials(gpu, job) * reduce_acc_bytes(job));
 	if (single_pass(gpu, job))
@@ -549,7 +600,7 @@ struct recorder {
 	VkCommandBuffer cb;
 	VkPipeline bound;
 	int error; /* the first pipeline that could not be built: the recording is abandoned */
-	uint64_t counters; /* device address of the next zeroed arrival counter (one_dispatch) */
+	uint64_t counters; /* device address of the next zeroed arrival word (one_dispatch) */
 	uint64_t flagged;  /* device address of the next job's zeroed flagged partials */
 };
 
@@ -596,7 +647,7 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 	/* One answer for the pipeline and the pass index: a one-dispatch pipeline runs pass 3
 	 * whatever the index says, and the others never run it. */
 	bool one = one_dispatch(rec->gpu, job);
-	uint32_t pipe = reduce_pipeline(job, one);
+	uint32_t pipe = reduce_pipeline(rec->gpu, job, one);
 	if (phase == 1) {
 		struct reduce_params p = { 0 };
 		split(p.src, job->scratch);
@@ -627,7 +678,7 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 			split(p.dst, job->dst);
 			split(p.partials, flagged_partials(rec->gpu, job) ? rec->flagged : partials);
 			split(p.counter, rec->counters);
-			rec->counters += 4;
+			rec->counters += ARRIVAL_WORD_BYTES;
 			rec->flagged += flagged_bytes(rec->gpu, job); /* 0 for fenced partials */
 		}
 		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
@@ -715,7 +766,7 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 	uint32_t first[PIPE_TOTAL + 1] = { 0 };
 	for (size_t i = 0; i < count; i++)
 		if (is_small(&jobs[i]))
-			first[reduce_pipeline(&jobs[i], false) + 1]++;
+			first[reduce_pipeline(rec->gpu, &jobs[i], false) + 1]++;
 	for (size_t p = 0; p < PIPE_TOTAL; p++)
 		first[p + 1] += first[p];
 	uint32_t fill[PIPE_TOTAL];
@@ -726,7 +777,7 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 			continue;
 		struct kern_part part = job_part(job, 0);
 		struct reduce_plan plan = plan_reduce(rec->gpu, job, part);
-		struct small_job *e = &table[fill[reduce_pipeline(job, false)]++];
+		struct small_job *e = &table[fill[reduce_pipeline(rec->gpu, job, false)]++];
 		memset(e, 0, sizeof(*e));
 		split(e->src, part.src);
 		split(e->src_vec, part.src + plan.head * dtype_size(job->dtype));
@@ -764,10 +815,10 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 		flagged += flagged_bytes(gpu, &jobs[i]);
 	}
 	if (small || counters) {
-		/* The table: the small jobs, then one zeroed arrival counter per one-dispatch
+		/* The table: the small jobs, then one zeroed arrival word per one-dispatch
 		 * reduction, then the zeroed flagged partials of those that have them. */
 		uint64_t table_bytes = align16(small * sizeof(struct small_job));
-		uint64_t counter_bytes = align16(counters * 4);
+		uint64_t counter_bytes = align16(counters * ARRIVAL_WORD_BYTES);
 		struct gpu_buffer *buffer = NULL;
 		int rc = gpu_cmd_table(gpu, cmd, table_bytes + counter_bytes + flagged, &buffer);
 		if (rc < 0)

@@ -140,6 +140,9 @@ struct kern_pipeline_source {
 	bool device_single_pass;
 	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
 	bool one_dispatch; /* a reduction's pipeline for pass 3 only (built where info.reduce_one_dispatch) */
+	/* pass 3 by summed arrivals (reduce.comp's SUMMED_ARRIVALS; built where
+	 * info.reduce_summed_arrivals) */
+	bool summed_arrivals;
 	unsigned accumulator_bytes; /* reductions: 4 for count-if and 32-bit dtypes, else 8 */
 	vkr_dtype dtype;
 	vkr_op op;
@@ -161,5 +164,11 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
  * every count-if); 8-byte ones keep fenced partials in the scratch (docs/BENCHMARKS.md,
  * session 15) unless info.reduce_flagged_wide (VKR_REDUCE=flagged). */
 bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_bytes);
+
+/* Whether one-dispatch reductions of this op and dtype run by summed arrivals (reduce.comp's
+ * SUMMED_ARRIVALS): count-if of every dtype and sums of i32 and u32, where
+ * info.reduce_summed_arrivals and the grid stays below 2^16 workgroups. Each workgroup adds
+ * its sum and its arrival to one 64-bit word; no partials. */
+bool kern_summed_arrivals(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 #endif /* VKR_KERN_H */

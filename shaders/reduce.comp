@@ -12,7 +12,9 @@
 // word) folds the partials as pass 1 would, which saves the second dispatch and the barrier
 // before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
 // Pass 3 runs in pipelines of its own (ONE_DISPATCH below).
-// Where FLAGGED_PARTIALS is set, pass 3's partials need no fences (below).
+// Where FLAGGED_PARTIALS is set, pass 3's partials need no fences (below). Built with
+// SUMMED_ARRIVALS (count-if, and sums of 32-bit integers), pass 3 has no partials at all:
+// each workgroup adds its sum and its arrival to one 64-bit word (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
@@ -104,6 +106,23 @@ layout(push_constant, scalar) uniform Params {
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent buffer SharedAccs { ACC v[]; };
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Arrivals { uint v; };
 shared bool s_last;
+
+#ifdef SUMMED_ARRIVALS
+// Summed arrivals (the _summed builds, for count-if and sums of i32 and u32: 32-bit integer
+// sums, whose value does not depend on the order of the fold): each workgroup of pass 3 adds
+// (its sum << ARRIVAL_BITS) + 1 to a zeroed 64-bit word with one atomic. The low bits count
+// the arrivals (kern.c keeps the grid below 2^ARRIVAL_BITS workgroups, so they never carry),
+// the bits above add the sums (2^16 sums of 32 bits fit in 48). The workgroup that sees every
+// other arrival in the word's old value holds every other sum too: it adds its own and
+// stores the result. No partials to store, wait for or fold, and no fences: every access to
+// the word is atomic, and atomics on one word are totally ordered.
+#extension GL_EXT_shader_atomic_int64 : require
+#if !(defined(KERNEL_COUNT) || defined(DTYPE_I32) || defined(DTYPE_U32))
+#error "summed arrivals: count-if and sums of 32-bit integers only"
+#endif
+#define ARRIVAL_BITS 16
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer SummedArrivals { uint64_t v; };
+#endif
 
 // Pass 2 ("segmented"): many small jobs of one op and dtype in one dispatch. Workgroup j
 // reduces job j of the table at pc.src whole, with the same fold and tree as a lone job of
@@ -435,6 +454,18 @@ void main()
 		return;
 	}
 
+#ifdef SUMMED_ARRIVALS
+	if (ONE_DISPATCH) {
+		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
+		if (lid == 0u) {
+			uint sum = acc_to_bits(r);
+			uint64_t before = atomicAdd(SummedArrivals(pc.counter).v, (uint64_t(sum) << ARRIVAL_BITS) | 1ul);
+			if ((uint(before) & ((1u << ARRIVAL_BITS) - 1u)) == gl_NumWorkGroups.x - 1u)
+				Accs(pc.dst).v[0] = acc_from_bits(uint(before >> ARRIVAL_BITS) + sum);
+		}
+		return;
+	}
+#endif
 	if (ONE_DISPATCH) {
 		// Both tails written out here: the same code moved into two functions (the arrival,
 		// the fold) ran 0.2 to 0.9 us slower from 2^22 up on the H200, the fenced tail too

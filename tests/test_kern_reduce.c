@@ -394,18 +394,20 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
  * with flagged partials in the command buffer's table (reduce.comp's FLAGGED_PARTIALS) for
  * 4-byte accumulators where that memory is device-local, as on lavapipe and the H200, or
  * fenced ones in the scratch (8-byte accumulators, and VKR_REDUCE=fenced; VKR_REDUCE=flagged
- * flags 8-byte ones too), in pipelines of their own; on a device made with
+ * flags 8-byte ones too), in pipelines of their own; count-if and sums of i32 and u32 have no
+ * partials by default, where the device has 64-bit buffer atomics (summed arrivals, their own
+ * pipelines again; VKR_REDUCE=partials keeps the default otherwise); on a device made with
  * VKR_REDUCE=two-pass a second dispatch folds them.
  * All fold in the same order: every op, dtype and comparison gives the same bits each way, 3
- * jobs of each in one command buffer (3 arrival counters, 3 jobs' flagged partials one after
+ * jobs of each in one command buffer (3 arrival words, 3 jobs' flagged partials one after
  * the other in the table) at different sizes and misalignments. 700 workgroups
  * (VKR_REDUCE_WORKGROUPS) make many arrive at once, and the last one fold 700 partials in
  * three rounds of its 256 invocations. */
 static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **state)
 {
 	(void)state;
-	enum { WAYS = 4, JOBS = 3 };
-	static const char *const ways[WAYS] = { NULL, "fenced", "two-pass", "flagged" };
+	enum { WAYS = 5, JOBS = 3 };
+	static const char *const ways[WAYS] = { NULL, "fenced", "two-pass", "flagged", "partials" };
 	struct gpu *gpus[WAYS];
 	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
 	for (size_t w = 0; w < WAYS; w++)
@@ -417,22 +419,43 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	assert_false(kern_flagged_partials(gpu_get_info(gpus[0]), 8));
 	assert_true(kern_flagged_partials(gpu_get_info(gpus[3]), 8) ==
 		    kern_flagged_partials(gpu_get_info(gpus[0]), 4));
+	assert_true(kern_flagged_partials(gpu_get_info(gpus[4]), 4) ==
+		    kern_flagged_partials(gpu_get_info(gpus[0]), 4));
+	bool summed = gpu_get_info(gpus[0])->reduce_summed_arrivals;
+	if (!summed)
+		print_message("no 64-bit buffer atomics or no subgroup tree here: no summed arrivals\n");
+	for (size_t w = 1; w < WAYS; w++)
+		assert_false(gpu_get_info(gpus[w])->reduce_summed_arrivals);
+	assert_true(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_SUM) == summed);
+	assert_true(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_F64, VKR_OP_COUNT) == summed);
+	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_F32, VKR_OP_SUM));
+	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_SUM));
+	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_MAX));
 	size_t n = 3000017; /* f32: 750,004 vectors, enough for 700 workgroups of 4 each */
 	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32, .n = n };
-	assert_int_equal(kern_job_phases(gpus[0], &probe), 1);
-	assert_int_equal(kern_job_phases(gpus[1], &probe), 1);
-	assert_int_equal(kern_job_phases(gpus[2], &probe), 2);
-	assert_int_equal(kern_job_phases(gpus[3], &probe), 1);
+	for (size_t w = 0; w < WAYS; w++)
+		assert_int_equal(kern_job_phases(gpus[w], &probe), w == 2 ? 2 : 1);
 	/* One dispatch runs in pipelines of its own (reduce.comp's ONE_DISPATCH), which a device
-	 * made with VKR_REDUCE=two-pass does not build. */
-	size_t one_pipelines[WAYS] = { 0 };
-	for (uint32_t i = 0; i < kern_pipeline_count(); i++)
-		for (size_t w = 0; w < WAYS; w++)
-			one_pipelines[w] += kern_pipeline_source(i)->one_dispatch && gpu_pipeline_available(gpus[w], i);
+	 * made with VKR_REDUCE=two-pass does not build; summed arrivals in others again, which
+	 * only the default builds. */
+	size_t one_pipelines[WAYS] = { 0 }, summed_pipelines[WAYS] = { 0 };
+	for (uint32_t i = 0; i < kern_pipeline_count(); i++) {
+		const struct kern_pipeline_source *src = kern_pipeline_source(i);
+		for (size_t w = 0; w < WAYS; w++) {
+			bool available = src->one_dispatch && gpu_pipeline_available(gpus[w], i);
+			*(src->summed_arrivals ? &summed_pipelines[w] : &one_pipelines[w]) += available;
+		}
+	}
 	assert_true(one_pipelines[0] > 0);
-	assert_int_equal(one_pipelines[1], one_pipelines[0]);
-	assert_int_equal(one_pipelines[2], 0);
-	assert_int_equal(one_pipelines[3], one_pipelines[0]);
+	for (size_t w = 1; w < WAYS; w++) {
+		assert_int_equal(one_pipelines[w], w == 2 ? 0 : one_pipelines[0]);
+		assert_int_equal(summed_pipelines[w], 0);
+	}
+	/* Count-if of each dtype the device has, and the sums of i32 and u32. */
+	size_t dtypes = 0;
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++)
+		dtypes += gpu_supports_dtype(gpus[0], d);
+	assert_int_equal(summed_pipelines[0], summed ? dtypes + 2 : 0);
 	uint64_t rng = harness_seed() + 23;
 	void *input = malloc(n * 8);
 	assert_non_null(input);
@@ -487,7 +510,13 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 			if (src->reduction && gpu_pipeline_built(gpus[w], i))
 				*(src->one_dispatch ? &one_built : &other_built) += 1;
 		}
+		size_t summed_built = 0;
+		for (uint32_t i = 0; i < kern_pipeline_count(); i++)
+			summed_built += kern_pipeline_source(i)->summed_arrivals && gpu_pipeline_built(gpus[w], i);
 		bool two_pass = w == 2;
+		assert_int_equal(summed_built, w == 0 ? summed_pipelines[0] : 0);
+		/* By default each summed pipeline ran in place of a one-dispatch one with partials:
+		 * as many one-dispatch pipelines built each way, but two-pass. */
 		assert_int_equal(one_built, two_pass ? 0 : one_pipelines[0]);
 		assert_int_equal(other_built, two_pass ? one_pipelines[0] : 0);
 	}
