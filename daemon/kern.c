@@ -17,9 +17,10 @@
 #include "shaders.h"
 
 #define WG_SIZE 256u
-/* A one-dispatch reduction's arrival word in the table: a 32-bit counter, or 64 bits of
- * summed arrivals (8-byte aligned: the table and the words after it start 16-aligned). */
-#define ARRIVAL_WORD_BYTES 8u
+/* A one-dispatch reduction's arrival words in the table: a 32-bit counter, 64 bits of summed
+ * arrivals, or an atomic min or max's value (up to 8 bytes) and its counter 8 bytes after.
+ * 16-byte aligned: the table and each job's words after it. */
+#define ARRIVAL_WORD_BYTES 16u
 #define SCAN_SLOTS 512u
 #define SCALAR_OPS 4 /* sum, prod, min, max: the ops with a pipeline per dtype */
 
@@ -35,7 +36,10 @@ enum {
 	PIPE_COUNT_SUMMED = PIPE_COUNT_ONE + VKR_DTYPE_COUNT_,
 	PIPE_SUM_SUMMED_I32 = PIPE_COUNT_SUMMED + VKR_DTYPE_COUNT_,
 	PIPE_SUM_SUMMED_U32,
-	PIPE_SCAN_REDUCE,                                      /* + dtype * 4 + op */
+	/* One-dispatch min and max by atomics (reduce.comp's ATOMIC_EXTREMES): + dtype * 2 +
+	 * (op == max). */
+	PIPE_EXTREME,
+	PIPE_SCAN_REDUCE = PIPE_EXTREME + VKR_DTYPE_COUNT_ * 2,                                      /* + dtype * 4 + op */
 	PIPE_SCAN_TOTALS = PIPE_SCAN_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
 	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
 	PIPE_SCAN_CHAINED = PIPE_SCAN_APPLY + VKR_DTYPE_COUNT_ * SCALAR_OPS * 2, /* like APPLY */
@@ -64,32 +68,32 @@ enum {
 
 enum {
 	K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED,
-	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_KERNELS
+	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_EXTREME, K_KERNELS
 };
 static const char *const kernel_names[K_KERNELS] = {
 	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
-	"reduce_summed", "count_summed",
+	"reduce_summed", "count_summed", "reduce_extreme",
 };
 static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
 	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply), DTYPE_TABLE(scan_chained),
-	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed),
+	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed), DTYPE_TABLE(reduce_extreme),
 };
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
 	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
-	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed),
+	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed), DTYPE_SIZES(reduce_extreme),
 };
 
 static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE_DP(reduce), DTYPE_TABLE_DP(count), DTYPE_TABLE_DP(scan_reduce),
 	DTYPE_TABLE_DP(scan_totals), DTYPE_TABLE_DP(scan_apply), DTYPE_TABLE_DP(scan_chained),
-	DTYPE_NONE, DTYPE_TABLE_DP(count_summed),
+	DTYPE_NONE, DTYPE_TABLE_DP(count_summed), DTYPE_NONE,
 };
 static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(reduce), DTYPE_SIZES_DP(count), DTYPE_SIZES_DP(scan_reduce),
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
-	DTYPE_NONE, DTYPE_SIZES_DP(count_summed),
+	DTYPE_NONE, DTYPE_SIZES_DP(count_summed), DTYPE_NONE,
 };
 
 static uint64_t dtype_size(vkr_dtype dtype)
@@ -137,12 +141,12 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	struct kern_pipeline_source *s = &sources[index];
 	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
 	static const char *const op_names[] = { "sum", "prod", "min", "max" };
-	bool summed = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED;
+	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_EXTREME;
 	bool count = kernel == K_COUNT || kernel == K_COUNT_SUMMED;
-	bool reduction = kernel == K_REDUCE || count || summed;
+	bool reduction = kernel == K_REDUCE || count || atomic;
 	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s%s", kernel_names[kernel],
 		 dtype_names[dtype], count ? "" : "_", count ? "" : op_names[op], exclusive ? "_excl" : "",
-		 !variant || summed ? "" : reduction ? "_one" : "_staged");
+		 !variant || atomic ? "" : reduction ? "_one" : "_staged");
 	s->name = source_names[index];
 	s->code = kernel_code[kernel][dtype];
 	s->size = *kernel_size[kernel][dtype];
@@ -161,7 +165,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->device_single_pass = kernel == K_SCAN_CHAINED && !variant;
 	s->reduction = reduction;
 	s->one_dispatch = reduction && variant;
-	s->summed_arrivals = summed;
+	s->atomic_tail = atomic;
 	s->accumulator_bytes = s->reduction ? accumulator_bytes(count, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
@@ -170,7 +174,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	 * of min and max hold int64 keys (shaders/scan_op.glsl: every f64 scan module declares
 	 * them, the operator being a specialization constant). */
 	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED ||
-			 summed || (dtype == VKR_DTYPE_F64 && !reduction);
+			 (atomic && kernel != K_REDUCE_EXTREME) || (dtype == VKR_DTYPE_F64 && !reduction);
 }
 
 size_t kern_pipeline_count(void)
@@ -203,6 +207,10 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		}
 		describe(PIPE_SUM_SUMMED_I32, K_REDUCE_SUMMED, VKR_DTYPE_I32, VKR_OP_SUM, 0, 1);
 		describe(PIPE_SUM_SUMMED_U32, K_REDUCE_SUMMED, VKR_DTYPE_U32, VKR_OP_SUM, 0, 1);
+		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+			describe(PIPE_EXTREME + d * 2, K_REDUCE_EXTREME, d, VKR_OP_MIN, 0, 1);
+			describe(PIPE_EXTREME + d * 2 + 1, K_REDUCE_EXTREME, d, VKR_OP_MAX, 0, 1);
+		}
 		sources[PIPE_CLEAR] = (struct kern_pipeline_source){
 			.name = "clear", .code = spv_clear, .size = spv_clear_size,
 		};
@@ -395,8 +403,16 @@ bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_byt
 
 bool kern_summed_arrivals(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
-	return info->reduce_summed_arrivals && info->reduce_workgroups < (1u << 16) &&
+	return info->reduce_atomic_tails && info->reduce_workgroups < (1u << 16) &&
 	       (op == VKR_OP_COUNT || (op == VKR_OP_SUM && (dtype == VKR_DTYPE_I32 || dtype == VKR_DTYPE_U32)));
+}
+
+bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	bool keyed = (dtype == VKR_DTYPE_F32 && !info->denorm_preserve32) ||
+		     (dtype == VKR_DTYPE_F64 && !info->denorm_preserve64);
+	bool integer = dtype != VKR_DTYPE_F32 && dtype != VKR_DTYPE_F64;
+	return info->reduce_atomic_tails && (op == VKR_OP_MIN || op == VKR_OP_MAX) && (integer || keyed);
 }
 
 /* A one-dispatch reduction by summed arrivals (reduce.comp's SUMMED_ARRIVALS): no partials,
@@ -407,11 +423,18 @@ static bool summed_arrivals(const struct gpu *gpu, const struct kern_job *job)
 	return one_dispatch(gpu, job) && kern_summed_arrivals(&gpu->info, job->dtype, job->op);
 }
 
+/* A one-dispatch min or max by atomics (reduce.comp's ATOMIC_EXTREMES): no partials, the
+ * value's word and the arrival counter in the table. */
+static bool atomic_extremes(const struct gpu *gpu, const struct kern_job *job)
+{
+	return one_dispatch(gpu, job) && kern_atomic_extremes(&gpu->info, job->dtype, job->op);
+}
+
 /* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's
  * FLAGGED_PARTIALS), not fenced in the scratch. */
 static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
 {
-	return one_dispatch(gpu, job) && !summed_arrivals(gpu, job) &&
+	return one_dispatch(gpu, job) && !summed_arrivals(gpu, job) && !atomic_extremes(gpu, job) &&
 	       kern_flagged_partials(&gpu->info, (unsigned)reduce_acc_bytes(job));
 }
 
@@ -432,6 +455,8 @@ static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *jo
 			return PIPE_COUNT_SUMMED + job->dtype;
 		return job->dtype == VKR_DTYPE_I32 ? PIPE_SUM_SUMMED_I32 : PIPE_SUM_SUMMED_U32;
 	}
+	if (one && atomic_extremes(gpu, job))
+		return PIPE_EXTREME + job->dtype * 2 + (job->op == VKR_OP_MAX);
 	if (job->op == VKR_OP_COUNT)
 		return (one ? PIPE_COUNT_ONE : PIPE_COUNT) + job->dtype;
 	return (one ? PIPE_REDUCE_ONE : PIPE_REDUCE) + job->dtype * SCALAR_OPS + job->op;
@@ -447,7 +472,8 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
 		return 0; /* one workgroup writes the result slot directly */
-	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || summed_arrivals(gpu, job)))
+	if (job->kind == KERN_REDUCE &&
+	    (flagged_partials(gpu, job) || summed_arrivals(gpu, job) || atomic_extremes(gpu, job)))
 		return 0; /* its partials are in the command buffer's table, or it has none */
 	if (job->kind == KERN_REDUCE)
 		return align16(reduce_partials(gpu, job) * reduce_acc_bytes(job));

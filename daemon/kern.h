@@ -140,9 +140,9 @@ struct kern_pipeline_source {
 	bool device_single_pass;
 	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
 	bool one_dispatch; /* a reduction's pipeline for pass 3 only (built where info.reduce_one_dispatch) */
-	/* pass 3 by summed arrivals (reduce.comp's SUMMED_ARRIVALS; built where
-	 * info.reduce_summed_arrivals) */
-	bool summed_arrivals;
+	/* pass 3 by atomics, without partials (reduce.comp's SUMMED_ARRIVALS and
+	 * ATOMIC_EXTREMES; built where info.reduce_atomic_tails) */
+	bool atomic_tail;
 	unsigned accumulator_bytes; /* reductions: 4 for count-if and 32-bit dtypes, else 8 */
 	vkr_dtype dtype;
 	vkr_op op;
@@ -167,8 +167,15 @@ bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_byt
 
 /* Whether one-dispatch reductions of this op and dtype run by summed arrivals (reduce.comp's
  * SUMMED_ARRIVALS): count-if of every dtype and sums of i32 and u32, where
- * info.reduce_summed_arrivals and the grid stays below 2^16 workgroups. Each workgroup adds
+ * info.reduce_atomic_tails and the grid stays below 2^16 workgroups. Each workgroup adds
  * its sum and its arrival to one 64-bit word; no partials. */
 bool kern_summed_arrivals(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+
+/* Whether one-dispatch min and max of this dtype run by atomics (reduce.comp's
+ * ATOMIC_EXTREMES): each workgroup takes its value into one word by an atomic max, then
+ * counts its arrival; no partials. Where info.reduce_atomic_tails, for integers, and for
+ * floats where the device compares them by keys (no DenormPreserve at that width: the keyed
+ * build is the only one, and the two-pass path must give the same bits). */
+bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 #endif /* VKR_KERN_H */

@@ -124,6 +124,72 @@ shared bool s_last;
 layout(buffer_reference, scalar, buffer_reference_align = 8) buffer SummedArrivals { uint64_t v; };
 #endif
 
+#ifdef ATOMIC_EXTREMES
+// Min and max by atomics (the _extreme builds, for integers, and floats where keys are
+// compared, EXACT_COMPARE): each workgroup takes its value into a zeroed word of the table
+// by an unsigned atomic max, waits for its answer, and only then counts its arrival on the
+// word after it; the last to arrive reads the first word again, by the same atomic max.
+// Values travel as "ordered" unsigned integers, whose unsigned order is the op's order
+// reversed for min, so that zero is the neutral and one atomic (max) serves both ops. The
+// arrival's increment depends on the first atomic's answer (through a push constant that is
+// zero, which the compiler cannot fold), so no workgroup counts itself before its value is
+// in the word: an atomic that has answered has been performed at the device's coherence
+// point. Like the flagged partials, this ordering rests on the device's atomics, not on the
+// Vulkan memory model's release and acquire (whose fence cost 0.6 us more per arrival on the
+// H200, session 16); lavapipe's atomics are sequentially consistent. Three round trips after
+// the tree, against the arrival, the fold of every partial and a second tree.
+#if defined(DTYPE_I64) || defined(DTYPE_U64) || defined(DTYPE_F64)
+#extension GL_EXT_shader_atomic_int64 : require
+#endif
+#if defined(KERNEL_COUNT) || defined(DENORM_PRESERVE) || !(defined(DTYPE_I32) || defined(DTYPE_U32) || \
+	defined(DTYPE_I64) || defined(DTYPE_U64) || EXACT_COMPARE)
+#error "min and max by atomics: integers, and floats compared by keys"
+#endif
+#if defined(DTYPE_I32) || defined(DTYPE_U32) || defined(DTYPE_F32)
+#define ORDERED uint
+#define ORDERED_SIGN 0x80000000u
+#else
+#define ORDERED uint64_t
+#define ORDERED_SIGN 0x8000000000000000ul
+#endif
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer ExtremeWord { ORDERED v; };
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer ExtremeArrivals { uint v; };
+// Bytes from the value's word to the counter. The words start 16-byte aligned (kern.c), so
+// adding 8 to the address's low word never carries.
+#define EXTREME_ARRIVALS_OFFSET 8u
+
+// The signed types (and the keys, signed) flip their sign bit into unsigned order.
+ORDERED ordered_from(ACC r)
+{
+#if defined(DTYPE_U32) || defined(DTYPE_U64)
+	ORDERED u = r;
+#elif defined(DTYPE_I32) || defined(DTYPE_F32)
+	ORDERED u = uint(r) ^ ORDERED_SIGN;
+#elif defined(DTYPE_I64)
+	ORDERED u = uint64_t(r) ^ ORDERED_SIGN;
+#else
+	ORDERED u = packUint2x32(r) ^ ORDERED_SIGN; // the key (low word, high word) as int64
+#endif
+	return OP == 2u ? ~u : u;
+}
+
+ACC acc_from_ordered(ORDERED u)
+{
+	u = OP == 2u ? ~u : u;
+#if defined(DTYPE_U32) || defined(DTYPE_U64)
+	return u;
+#elif defined(DTYPE_I32)
+	return int(u ^ ORDERED_SIGN);
+#elif defined(DTYPE_F32)
+	return u ^ ORDERED_SIGN;
+#elif defined(DTYPE_I64)
+	return int64_t(u ^ ORDERED_SIGN);
+#else
+	return unpackUint2x32(u ^ ORDERED_SIGN);
+#endif
+}
+#endif
+
 // Pass 2 ("segmented"): many small jobs of one op and dtype in one dispatch. Workgroup j
 // reduces job j of the table at pc.src whole, with the same fold and tree as a lone job of
 // that size, and writes its result slot: a small job costs a table entry, not two dispatches.
@@ -462,6 +528,24 @@ void main()
 			uint64_t before = atomicAdd(SummedArrivals(pc.counter).v, (uint64_t(sum) << ARRIVAL_BITS) | 1ul);
 			if ((uint(before) & ((1u << ARRIVAL_BITS) - 1u)) == gl_NumWorkGroups.x - 1u)
 				Accs(pc.dst).v[0] = acc_from_bits(uint(before >> ARRIVAL_BITS) + sum);
+		}
+		return;
+	}
+#endif
+#ifdef ATOMIC_EXTREMES
+	if (ONE_DISPATCH) {
+		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
+		if (lid == 0u) {
+			ORDERED mine = ordered_from(r);
+			ExtremeWord word = ExtremeWord(pc.counter);
+			ORDERED before = atomicMax(word.v, mine);
+			uint zero = pc.pass_index - 3u; // kern.c passes 3: the dependency's zero
+			uint increment = 1u + (uint(before) & zero);
+			uint arrived = atomicAdd(ExtremeArrivals(pc.counter + uvec2(EXTREME_ARRIVALS_OFFSET, 0u)).v, increment);
+			if (arrived == gl_NumWorkGroups.x - 1u) {
+				ORDERED all = atomicMax(word.v, mine);
+				Accs(pc.dst).v[0] = result_bits(acc_from_ordered(max(all, mine)));
+			}
 		}
 		return;
 	}

@@ -134,6 +134,60 @@ static vkr_value reduce_one(vkr_op op, vkr_dtype dtype, const void *data, size_t
 	return job.result;
 }
 
+/* A value of dtype from a small integer (exact in every dtype). */
+static vkr_value value_of(vkr_dtype dtype, int64_t x)
+{
+	vkr_value v;
+	memset(&v, 0, sizeof(v));
+	if (dtype == VKR_DTYPE_F32)
+		v.f32 = (float)x;
+	else if (dtype == VKR_DTYPE_F64)
+		v.f64 = (double)x;
+	else
+		v.i64 = x; /* the low bytes hold the 32-bit value too */
+	return v;
+}
+
+/* Min and max over many workgroups, with the answer held by one element only: whichever
+ * workgroup reads it, and whenever that workgroup arrives, the answer is found (a tail that
+ * took only the last workgroup's value, or lost any one workgroup's, fails here; with the
+ * generated inputs every workgroup sees the type's limits). Positions at the ends, in the
+ * scalar head and tail, and at random. */
+static void test_reduce_min_max_find_a_lone_extreme_anywhere(void **state)
+{
+	(void)state;
+	enum { N = 1000003, PLACES = 10 };
+	uint64_t rng = harness_seed() + 29;
+	void *input = malloc(N * 8);
+	assert_non_null(input);
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!gpu_supports_dtype(gpu, d))
+			continue;
+		for (unsigned o = 0; o < 2; o++) {
+			vkr_op op = o ? VKR_OP_MAX : VKR_OP_MIN;
+			for (size_t i = 0; i < N; i++)
+				ref_set(d, input, i, value_of(d, 1000 + (int64_t)(gen_rand(&rng) % 1000)));
+			size_t places[PLACES] = { 0, 1, N / 2, N - 2, N - 1 };
+			for (size_t k = 5; k < PLACES; k++)
+				places[k] = (size_t)(gen_rand(&rng) % N);
+			vkr_value lone = value_of(d, op == VKR_OP_MAX ? 5000 : 10);
+			for (size_t k = 0; k < PLACES; k++) {
+				vkr_value was = ref_get(d, input, places[k]);
+				ref_set(d, input, places[k], lone);
+				struct host_job job = { .kind = KERN_REDUCE, .op = op, .dtype = d, .input = input,
+							.n = N, .misalign = (unsigned)(k % 2) };
+				harness_run(gpu, &job, 1);
+				if (memcmp(&job.result, &lone, proto_dtype_size(d)) != 0)
+					fail_msg("%s %s, the answer at %zu of %d (misaligned by %u): got %#llx",
+						 proto_op_name(op), proto_dtype_name(d), places[k], N, job.misalign,
+						 (unsigned long long)job.result.u64);
+				ref_set(d, input, places[k], was);
+			}
+		}
+	}
+	free(input);
+}
+
 /* The workgroup tree has two builds: subgroup shuffles, the default where the device has them,
  * and the tree in shared memory (VKR_REDUCE_TREE=shared, and devices without them). This runs
  * every op, dtype and size on a second device instance with the other one (the suite's other
@@ -421,11 +475,11 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		    kern_flagged_partials(gpu_get_info(gpus[0]), 4));
 	assert_true(kern_flagged_partials(gpu_get_info(gpus[4]), 4) ==
 		    kern_flagged_partials(gpu_get_info(gpus[0]), 4));
-	bool summed = gpu_get_info(gpus[0])->reduce_summed_arrivals;
+	bool summed = gpu_get_info(gpus[0])->reduce_atomic_tails;
 	if (!summed)
 		print_message("no 64-bit buffer atomics or no subgroup tree here: no summed arrivals\n");
 	for (size_t w = 1; w < WAYS; w++)
-		assert_false(gpu_get_info(gpus[w])->reduce_summed_arrivals);
+		assert_false(gpu_get_info(gpus[w])->reduce_atomic_tails);
 	assert_true(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_SUM) == summed);
 	assert_true(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_F64, VKR_OP_COUNT) == summed);
 	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_F32, VKR_OP_SUM));
@@ -438,24 +492,35 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	/* One dispatch runs in pipelines of its own (reduce.comp's ONE_DISPATCH), which a device
 	 * made with VKR_REDUCE=two-pass does not build; summed arrivals in others again, which
 	 * only the default builds. */
-	size_t one_pipelines[WAYS] = { 0 }, summed_pipelines[WAYS] = { 0 };
+	size_t one_pipelines[WAYS] = { 0 }, atomic_pipelines[WAYS] = { 0 };
 	for (uint32_t i = 0; i < kern_pipeline_count(); i++) {
 		const struct kern_pipeline_source *src = kern_pipeline_source(i);
 		for (size_t w = 0; w < WAYS; w++) {
 			bool available = src->one_dispatch && gpu_pipeline_available(gpus[w], i);
-			*(src->summed_arrivals ? &summed_pipelines[w] : &one_pipelines[w]) += available;
+			*(src->atomic_tail ? &atomic_pipelines[w] : &one_pipelines[w]) += available;
 		}
 	}
 	assert_true(one_pipelines[0] > 0);
 	for (size_t w = 1; w < WAYS; w++) {
 		assert_int_equal(one_pipelines[w], w == 2 ? 0 : one_pipelines[0]);
-		assert_int_equal(summed_pipelines[w], 0);
+		assert_int_equal(atomic_pipelines[w], 0);
 	}
-	/* Count-if of each dtype the device has, and the sums of i32 and u32. */
-	size_t dtypes = 0;
-	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++)
-		dtypes += gpu_supports_dtype(gpus[0], d);
-	assert_int_equal(summed_pipelines[0], summed ? dtypes + 2 : 0);
+	/* Count-if of each dtype the device has, the sums of i32 and u32, and min and max of
+	 * each dtype by atomics (floats where they are compared by keys). */
+	size_t atomic_expected = 0;
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!gpu_supports_dtype(gpus[0], d))
+			continue;
+		atomic_expected += kern_summed_arrivals(gpu_get_info(gpus[0]), d, VKR_OP_COUNT) +
+				   kern_summed_arrivals(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
+				   2 * kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX);
+		assert_true(kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MIN) ==
+			    kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX));
+		assert_false(kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_PROD));
+	}
+	assert_true(kern_atomic_extremes(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_MIN) == summed);
+	assert_int_equal(atomic_pipelines[0], atomic_expected);
+	assert_true(summed ? atomic_expected >= 8 : atomic_expected == 0);
 	uint64_t rng = harness_seed() + 23;
 	void *input = malloc(n * 8);
 	assert_non_null(input);
@@ -510,12 +575,12 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 			if (src->reduction && gpu_pipeline_built(gpus[w], i))
 				*(src->one_dispatch ? &one_built : &other_built) += 1;
 		}
-		size_t summed_built = 0;
+		size_t atomic_built = 0;
 		for (uint32_t i = 0; i < kern_pipeline_count(); i++)
-			summed_built += kern_pipeline_source(i)->summed_arrivals && gpu_pipeline_built(gpus[w], i);
+			atomic_built += kern_pipeline_source(i)->atomic_tail && gpu_pipeline_built(gpus[w], i);
 		bool two_pass = w == 2;
-		assert_int_equal(summed_built, w == 0 ? summed_pipelines[0] : 0);
-		/* By default each summed pipeline ran in place of a one-dispatch one with partials:
+		assert_int_equal(atomic_built, w == 0 ? atomic_pipelines[0] : 0);
+		/* By default each atomic tail's pipeline ran in place of a one-dispatch one with partials:
 		 * as many one-dispatch pipelines built each way, but two-pass. */
 		assert_int_equal(one_built, two_pass ? 0 : one_pipelines[0]);
 		assert_int_equal(other_built, two_pass ? one_pipelines[0] : 0);
@@ -663,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_count_every_cmp_dtype_and_size_matches_reference),
 		cmocka_unit_test(test_reduce_other_workgroup_tree_matches_reference),
 		cmocka_unit_test(test_reduce_min_max_propagate_nan),
+		cmocka_unit_test(test_reduce_min_max_find_a_lone_extreme_anywhere),
 		cmocka_unit_test(test_reduce_infinities_are_ordinary_values),
 		cmocka_unit_test(test_reduce_empty_gives_neutral_and_min_max_are_errors),
 		cmocka_unit_test(test_reduce_integer_sum_and_prod_wrap),
