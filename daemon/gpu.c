@@ -834,7 +834,7 @@ static void *compile_worker(void *arg)
 }
 
 /* Compiles every wanted pipeline on up to one thread per core (at most 8): the driver compiles
- * on the calling thread, and ~260 pipelines take seconds on a CPU implementation. */
+ * on the calling thread, and ~275 pipelines take seconds on a CPU implementation. */
 static int compile_all(struct gpu *gpu, char *err, size_t err_size)
 {
 	VkShaderModule *module = calloc(gpu->pipeline_count, sizeof(*module));

@@ -33,7 +33,7 @@ struct gpu_config {
 	 * device memory are not built, which saves their compile time at start. */
 	bool host_memory_scans_only;
 	/* Build each pipeline when a command buffer first binds it, instead of all of them (about
-	 * 260) at start: a start in a fraction of the time (lavapipe compiles each in tens of
+	 * 275) at start: a start in a fraction of the time (lavapipe compiles each in tens of
 	 * milliseconds), but the first batch of each kind waits for its compile. For tools and
 	 * tests that start devices often; the daemon builds everything at start. Also
 	 * VKR_COMPILE_ON_FIRST_USE=1 in the environment. */
