@@ -774,7 +774,8 @@ int main(int argc, char **argv)
 	       info->reduce_subgroup_tree ? "subgroup" : "shared",
 	       !info->reduce_one_dispatch ? "two passes" : !info->reduce_flagged_partials ? "fenced"
 	       : info->reduce_flagged_wide ? "flagged" : "flagged (4-byte accumulators), fenced (8-byte)",
-	       info->reduce_atomic_tails ? "; none for count-if and i32/u32 sums (summed arrivals)" : "",
+	       info->reduce_atomic_tails ? "; none for count-if and i32/u32 sums (summed arrivals), "
+					   "nor for min and max (by atomics)" : "",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :

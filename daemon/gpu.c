@@ -715,8 +715,8 @@ static bool pipeline_wanted(const struct gpu *gpu, const struct kern_pipeline_so
 		return false; /* kern plans around it (the single-pass scan) */
 	if (src->one_dispatch && !gpu->info.reduce_one_dispatch)
 		return false; /* VKR_REDUCE=two-pass */
-	if (src->atomic_tail && !gpu->info.reduce_atomic_tails)
-		return false; /* no 64-bit buffer atomics, or a VKR_REDUCE mode */
+	if (src->atomic_tail && !kern_atomic_tail_used(&gpu->info, src))
+		return false; /* no 64-bit buffer atomics, a VKR_REDUCE mode, or kern never picks it */
 	if (src->device_single_pass &&
 	    (gpu->host_memory_scans_only || !kern_device_scan_single_pass(&gpu->info, src->dtype, src->op)))
 		return false; /* kern runs reduce-then-scan on device memory instead */
@@ -957,7 +957,8 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	 * memory at run time lands in host RAM too: gpu_cmd_table says so once.) */
 	if (!(gpu->memory_props.memoryTypes[gpu->memory_type[GPU_MEMORY_UPLOAD]].propertyFlags &
 	      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
-		gpu->info.reduce_flagged_partials = gpu->info.reduce_flagged_wide = false;
+		gpu->info.reduce_flagged_partials = gpu->info.reduce_flagged_wide =
+			gpu->info.reduce_atomic_tails = false; /* their atomics would cross the bus too */
 	rc = gpu_cmd_pool_init(gpu);
 	if (rc < 0) {
 		set_err(err, err_size, "cannot create the command pool");

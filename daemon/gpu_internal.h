@@ -41,7 +41,8 @@ struct gpu {
 	 * the kernels' subgroup operations (the chunked scans' rows, the reductions' xor
 	 * butterfly) read every lane of a subgroup, which Vulkan guarantees only then. */
 	bool full_subgroups;
-	/* shaderBufferInt64Atomics is enabled: reductions by summed arrivals (info's). */
+	/* shaderBufferInt64Atomics is enabled: the reductions' atomic tails (info's
+	 * reduce_atomic_tails: summed arrivals, min and max by atomics). */
 	bool buffer_int64_atomics;
 	bool pipeline_stats; /* VKR_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties */
 	bool host_memory_scans_only; /* gpu_config's */

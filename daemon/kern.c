@@ -4,7 +4,9 @@
  * The pipeline table: every (kernel, dtype, op[, exclusive]) has one pipeline, compiled
  * from the embedded SPIR-V with the op as a specialization constant; two kernels have a
  * second one, chosen by specialization constant 2: reductions for one dispatch (reduce.comp's
- * ONE_DISPATCH), the single-pass scan staged through host memory (STAGED).
+ * ONE_DISPATCH), the single-pass scan staged through host memory (STAGED). Count-if, i32 and
+ * u32 sums, and min and max have a third, one-dispatch too, from builds of their own whose
+ * tail is atomic (SUMMED_ARRIVALS, ATOMIC_EXTREMES).
  */
 #include "kern.h"
 
@@ -166,6 +168,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->reduction = reduction;
 	s->one_dispatch = reduction && variant;
 	s->atomic_tail = atomic;
+	s->counts = count;
 	s->accumulator_bytes = s->reduction ? accumulator_bytes(count, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
@@ -174,7 +177,8 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	 * of min and max hold int64 keys (shaders/scan_op.glsl: every f64 scan module declares
 	 * them, the operator being a specialization constant). */
 	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED ||
-			 (atomic && kernel != K_REDUCE_EXTREME) || (dtype == VKR_DTYPE_F64 && !reduction);
+			 (atomic && (kernel != K_REDUCE_EXTREME || dtype == VKR_DTYPE_F64)) ||
+			 (dtype == VKR_DTYPE_F64 && !reduction);
 }
 
 size_t kern_pipeline_count(void)
@@ -385,7 +389,8 @@ static bool is_small(const struct kern_job *job)
 }
 
 /* A reduction in one dispatch (pass 3 of reduce.comp): the workgroup that finishes last folds
- * the partials, counting arrivals on a zeroed word of the command buffer's table. Saves the
+ * the partials, counting arrivals on zeroed words of the command buffer's table (or, with an
+ * atomic tail, finds every other workgroup's value already in those words). Saves the
  * second dispatch and the barrier before it (0.1 to 3.2 us on the H200, run S11-1). A job in
  * several buffers keeps two passes: its partials come from one dispatch per part. Where the
  * table falls back to host RAM (gpu_cmd_table: no device-local mapped memory left), each
@@ -413,6 +418,14 @@ bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op o
 		     (dtype == VKR_DTYPE_F64 && !info->denorm_preserve64);
 	bool integer = dtype != VKR_DTYPE_F32 && dtype != VKR_DTYPE_F64;
 	return info->reduce_atomic_tails && (op == VKR_OP_MIN || op == VKR_OP_MAX) && (integer || keyed);
+}
+
+bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src)
+{
+	if (!src->atomic_tail)
+		return false;
+	vkr_op op = src->counts ? VKR_OP_COUNT : src->op;
+	return kern_summed_arrivals(info, src->dtype, op) || kern_atomic_extremes(info, src->dtype, op);
 }
 
 /* A one-dispatch reduction by summed arrivals (reduce.comp's SUMMED_ARRIVALS): no partials,
@@ -446,8 +459,8 @@ static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
 	return align16(reduce_partials(gpu, job) * 2 * reduce_acc_bytes(job));
 }
 
-/* The pipeline of the job's passes: one_dispatch's (pass 3, by summed arrivals where the job
- * has them) or the others' (0, 1 and 2). */
+/* The pipeline of the job's passes: one_dispatch's (pass 3, by an atomic tail where the job
+ * has one: summed arrivals, min and max by atomics) or the others' (0, 1 and 2). */
 static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *job, bool one)
 {
 	if (one && summed_arrivals(gpu, job)) {
@@ -671,7 +684,8 @@ unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job)
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
 	/* One answer for the pipeline and the pass index: a one-dispatch pipeline runs pass 3
-	 * whatever the index says, and the others never run it. */
+	 * and only pass 3 (the atomic extremes read the index: it must be 3), and the others
+	 * never run it. */
 	bool one = one_dispatch(rec->gpu, job);
 	uint32_t pipe = reduce_pipeline(rec->gpu, job, one);
 	if (phase == 1) {

@@ -141,8 +141,9 @@ struct kern_pipeline_source {
 	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
 	bool one_dispatch; /* a reduction's pipeline for pass 3 only (built where info.reduce_one_dispatch) */
 	/* pass 3 by atomics, without partials (reduce.comp's SUMMED_ARRIVALS and
-	 * ATOMIC_EXTREMES; built where info.reduce_atomic_tails) */
+	 * ATOMIC_EXTREMES; built where kern_atomic_tail_used()) */
 	bool atomic_tail;
+	bool counts; /* count-if (reduce.comp's KERNEL_COUNT): op is unused */
 	unsigned accumulator_bytes; /* reductions: 4 for count-if and 32-bit dtypes, else 8 */
 	vkr_dtype dtype;
 	vkr_op op;
@@ -177,5 +178,9 @@ bool kern_summed_arrivals(const struct gpu_info *info, vkr_dtype dtype, vkr_op o
  * floats where the device compares them by keys (no DenormPreserve at that width: the keyed
  * build is the only one, and the two-pass path must give the same bits). */
 bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+
+/* Whether kern.c ever records the atomic-tail pipeline src on this device (gpu.c builds only
+ * those): by kern_summed_arrivals() or kern_atomic_extremes() for its op and dtype. */
+bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src);
 
 #endif /* VKR_KERN_H */

@@ -13,8 +13,9 @@
 // before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
 // Pass 3 runs in pipelines of its own (ONE_DISPATCH below).
 // Where FLAGGED_PARTIALS is set, pass 3's partials need no fences (below). Built with
-// SUMMED_ARRIVALS (count-if, and sums of 32-bit integers), pass 3 has no partials at all:
-// each workgroup adds its sum and its arrival to one 64-bit word (below).
+// SUMMED_ARRIVALS (count-if, and sums of 32-bit integers) or ATOMIC_EXTREMES (min and max),
+// pass 3 has no partials at all: each workgroup adds its sum and its arrival to one 64-bit
+// word, or takes its value into a word by an atomic max before it counts itself (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
@@ -92,11 +93,13 @@ layout(push_constant, scalar) uniform Params {
 	uint n;         // pass 0 and 3: elements; pass 1: partials; pass 2: jobs in the table
 	uint head;      // pass 0 and 3: elements before src_vec
 	uint nvec;      // pass 0 and 3: whole vectors from src_vec
-	uint pass_index; // 0, 1 or 2 (small jobs, one workgroup each, described by the table); pass 3
-	                 // runs in the ONE_DISPATCH pipelines, which ignore it
+	uint pass_index; // 0, 1 or 2 (small jobs, one workgroup each, described by the table); 3 in
+	                 // the ONE_DISPATCH pipelines, which run pass 3 only (ATOMIC_EXTREMES
+	                 // reads the 3: the zero of its dependency)
 	uint cmp;       // count: vkr_cmp
-	uvec2 partials; // pass 3: one per workgroup (FLAGGED_PARTIALS: flagged, zeroed)
-	uvec2 counter;  // pass 3: a zeroed word, the workgroups' arrivals
+	uvec2 partials; // pass 3 with partials: one per workgroup (FLAGGED_PARTIALS: flagged, zeroed)
+	uvec2 counter;  // pass 3: 16 zeroed bytes, 16-aligned: the arrivals' counter, the summed
+	                // arrivals' word, or an atomic extreme's value and its counter
 } pc;
 
 // Pass 3 ("one dispatch"): pass 0, then the workgroup that arrives last folds every partial

@@ -151,8 +151,10 @@ static vkr_value value_of(vkr_dtype dtype, int64_t x)
 /* Min and max over many workgroups, with the answer held by one element only: whichever
  * workgroup reads it, and whenever that workgroup arrives, the answer is found (a tail that
  * took only the last workgroup's value, or lost any one workgroup's, fails here; with the
- * generated inputs every workgroup sees the type's limits). Positions at the ends, in the
- * scalar head and tail, and at random. */
+ * generated inputs every workgroup sees the type's limits). Values negative and positive;
+ * for f64 the answer differs from the others in its low word only; for floats a lone NaN,
+ * which wins either way. Positions at the ends, in the scalar head and tail, and at random.
+ * Checked by the reference (NaN: any NaN). */
 static void test_reduce_min_max_find_a_lone_extreme_anywhere(void **state)
 {
 	(void)state;
@@ -163,29 +165,72 @@ static void test_reduce_min_max_find_a_lone_extreme_anywhere(void **state)
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 		if (!gpu_supports_dtype(gpu, d))
 			continue;
-		for (unsigned o = 0; o < 2; o++) {
-			vkr_op op = o ? VKR_OP_MAX : VKR_OP_MIN;
-			for (size_t i = 0; i < N; i++)
-				ref_set(d, input, i, value_of(d, 1000 + (int64_t)(gen_rand(&rng) % 1000)));
+		bool fp = d == VKR_DTYPE_F32 || d == VKR_DTYPE_F64;
+		bool is_unsigned = d == VKR_DTYPE_U32 || d == VKR_DTYPE_U64;
+		/* Others in [low, low + 1000), the lone one outside on the op's side. */
+		int64_t low = is_unsigned ? 1000 : -500;
+		for (unsigned o = 0; o < 4; o++) {
+			vkr_op op = o % 2 ? VKR_OP_MAX : VKR_OP_MIN;
+			bool nan = o >= 2;
+			if (nan && !fp)
+				continue;
+			for (size_t i = 0; i < N; i++) {
+				vkr_value v = value_of(d, low + (int64_t)(gen_rand(&rng) % 1000));
+				if (d == VKR_DTYPE_F64)
+					v.f64 += 0x1p-29; /* so that the lone value below differs in its low word */
+				ref_set(d, input, i, v);
+			}
+			vkr_value lone = value_of(d, op == VKR_OP_MAX ? low + 1000 : low - 1);
+			if (d == VKR_DTYPE_F64)
+				lone.f64 = op == VKR_OP_MAX ? (double)(low + 999) + 0x1p-28 : (double)low + 0x1p-30;
+			if (nan && d == VKR_DTYPE_F32)
+				lone.f32 = NAN;
+			else if (nan)
+				lone.f64 = NAN;
 			size_t places[PLACES] = { 0, 1, N / 2, N - 2, N - 1 };
 			for (size_t k = 5; k < PLACES; k++)
 				places[k] = (size_t)(gen_rand(&rng) % N);
-			vkr_value lone = value_of(d, op == VKR_OP_MAX ? 5000 : 10);
 			for (size_t k = 0; k < PLACES; k++) {
 				vkr_value was = ref_get(d, input, places[k]);
 				ref_set(d, input, places[k], lone);
 				struct host_job job = { .kind = KERN_REDUCE, .op = op, .dtype = d, .input = input,
 							.n = N, .misalign = (unsigned)(k % 2) };
 				harness_run(gpu, &job, 1);
-				if (memcmp(&job.result, &lone, proto_dtype_size(d)) != 0)
-					fail_msg("%s %s, the answer at %zu of %d (misaligned by %u): got %#llx",
-						 proto_op_name(op), proto_dtype_name(d), places[k], N, job.misalign,
+				char why[256];
+				if (!ref_reduce_check(op, d, VKR_CMP_EQ, lone, input, N, job.result, why, sizeof(why)))
+					fail_msg("%s %s, the answer%s at %zu of %d (misaligned by %u): %s",
+						 proto_op_name(op), proto_dtype_name(d), nan ? " (NaN)" : "",
+						 places[k], N, job.misalign, why);
+				if (!nan && memcmp(&job.result, &lone, proto_dtype_size(d)) != 0)
+					fail_msg("%s %s, the answer at %zu: %#llx, not the lone value's bits",
+						 proto_op_name(op), proto_dtype_name(d), places[k],
 						 (unsigned long long)job.result.u64);
 				ref_set(d, input, places[k], was);
 			}
 		}
 	}
 	free(input);
+}
+
+/* Summed arrivals count the workgroups in 16 bits: a grid of 2^16 or more turns them off
+ * (min and max by atomics, which count in a word of their own, stay). */
+static void test_reduce_summed_arrivals_need_a_grid_below_2_16(void **state)
+{
+	(void)state;
+	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "70000", 1), 0);
+	struct gpu *wide = harness_gpu();
+	unsetenv("VKR_REDUCE_WORKGROUPS");
+	const struct gpu_info *info = gpu_get_info(wide);
+	if (info->reduce_workgroups < (1u << 16)) {
+		print_message("this device's grid is capped at %u workgroups\n", info->reduce_workgroups);
+	} else {
+		assert_false(kern_summed_arrivals(info, VKR_DTYPE_I32, VKR_OP_SUM));
+		assert_false(kern_summed_arrivals(info, VKR_DTYPE_F32, VKR_OP_COUNT));
+		assert_true(kern_atomic_extremes(info, VKR_DTYPE_I32, VKR_OP_MAX) == info->reduce_atomic_tails);
+	}
+	assert_true(kern_summed_arrivals(gpu_get_info(gpu), VKR_DTYPE_I32, VKR_OP_SUM) ==
+		    gpu_get_info(gpu)->reduce_atomic_tails);
+	harness_gpu_done(wide);
 }
 
 /* The workgroup tree has two builds: subgroup shuffles, the default where the device has them,
@@ -448,9 +493,10 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
  * with flagged partials in the command buffer's table (reduce.comp's FLAGGED_PARTIALS) for
  * 4-byte accumulators where that memory is device-local, as on lavapipe and the H200, or
  * fenced ones in the scratch (8-byte accumulators, and VKR_REDUCE=fenced; VKR_REDUCE=flagged
- * flags 8-byte ones too), in pipelines of their own; count-if and sums of i32 and u32 have no
- * partials by default, where the device has 64-bit buffer atomics (summed arrivals, their own
- * pipelines again; VKR_REDUCE=partials keeps the default otherwise); on a device made with
+ * flags 8-byte ones too), in pipelines of their own; count-if, sums of i32 and u32, and min
+ * and max have no partials by default, where the device has 64-bit buffer atomics (summed
+ * arrivals and atomic extremes: atomic tails, their own pipelines again; VKR_REDUCE=partials
+ * keeps the default otherwise); on a device made with
  * VKR_REDUCE=two-pass a second dispatch folds them.
  * All fold in the same order: every op, dtype and comparison gives the same bits each way, 3
  * jobs of each in one command buffer (3 arrival words, 3 jobs' flagged partials one after
@@ -477,7 +523,7 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		    kern_flagged_partials(gpu_get_info(gpus[0]), 4));
 	bool summed = gpu_get_info(gpus[0])->reduce_atomic_tails;
 	if (!summed)
-		print_message("no 64-bit buffer atomics or no subgroup tree here: no summed arrivals\n");
+		print_message("no 64-bit buffer atomics or no subgroup tree here: no atomic tails\n");
 	for (size_t w = 1; w < WAYS; w++)
 		assert_false(gpu_get_info(gpus[w])->reduce_atomic_tails);
 	assert_true(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_SUM) == summed);
@@ -490,7 +536,7 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	for (size_t w = 0; w < WAYS; w++)
 		assert_int_equal(kern_job_phases(gpus[w], &probe), w == 2 ? 2 : 1);
 	/* One dispatch runs in pipelines of its own (reduce.comp's ONE_DISPATCH), which a device
-	 * made with VKR_REDUCE=two-pass does not build; summed arrivals in others again, which
+	 * made with VKR_REDUCE=two-pass does not build; atomic tails in others again, which
 	 * only the default builds. */
 	size_t one_pipelines[WAYS] = { 0 }, atomic_pipelines[WAYS] = { 0 };
 	for (uint32_t i = 0; i < kern_pipeline_count(); i++) {
@@ -729,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_other_workgroup_tree_matches_reference),
 		cmocka_unit_test(test_reduce_min_max_propagate_nan),
 		cmocka_unit_test(test_reduce_min_max_find_a_lone_extreme_anywhere),
+		cmocka_unit_test(test_reduce_summed_arrivals_need_a_grid_below_2_16),
 		cmocka_unit_test(test_reduce_infinities_are_ordinary_values),
 		cmocka_unit_test(test_reduce_empty_gives_neutral_and_min_max_are_errors),
 		cmocka_unit_test(test_reduce_integer_sum_and_prod_wrap),
