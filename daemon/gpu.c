@@ -548,12 +548,6 @@ static void read_info(struct gpu *gpu)
 	info->reduce_one_dispatch = !(reduce && strcmp(reduce, "two-pass") == 0);
 	info->reduce_flagged_partials = info->reduce_one_dispatch && !(reduce && strcmp(reduce, "fenced") == 0);
 	info->reduce_flagged_wide = info->reduce_flagged_partials && reduce && strcmp(reduce, "flagged") == 0;
-	/* One-dispatch tails by atomics, without partials, by default (count-if and sums of
-	 * 32-bit integers by summed arrivals, min and max by an atomic max), where the device has
-	 * 64-bit atomics on buffers and the reductions' tree by shuffles (their only build);
-	 * every VKR_REDUCE mode turns them off (VKR_REDUCE=partials: the default otherwise), so
-	 * that those reductions keep partials in each of them. */
-	info->reduce_atomic_tails = info->reduce_one_dispatch && !reduce && gpu->buffer_int64_atomics;
 	const char *scan = getenv("VKR_SCAN");
 	info->scan_single_pass = scan && strcmp(scan, "single-pass") == 0;
 	info->scan_reduce_then_scan = scan && strcmp(scan, "reduce-then-scan") == 0;
@@ -588,7 +582,13 @@ static void read_info(struct gpu *gpu)
 	const char *tree = getenv("VKR_REDUCE_TREE");
 	info->reduce_subgroup_tree = compute_subgroups && (sub.supportedOperations & reduce_needed) == reduce_needed &&
 				     !(tree && strcmp(tree, "shared") == 0);
-	info->reduce_atomic_tails = info->reduce_atomic_tails && info->reduce_subgroup_tree;
+	/* One-dispatch tails by atomics, without partials, by default (count-if and sums of
+	 * 32-bit integers by summed arrivals, min and max by an atomic max), where the device has
+	 * 64-bit atomics on buffers and the reductions' tree by shuffles (their only build);
+	 * every VKR_REDUCE mode turns them off (VKR_REDUCE=partials: the default otherwise), so
+	 * that those reductions keep partials in each of them. */
+	info->reduce_atomic_tails = info->reduce_one_dispatch && !reduce && gpu->buffer_int64_atomics &&
+				    info->reduce_subgroup_tree;
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)

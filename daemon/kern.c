@@ -420,34 +420,30 @@ bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op o
 	return info->reduce_atomic_tails && (op == VKR_OP_MIN || op == VKR_OP_MAX) && (integer || keyed);
 }
 
+/* A tail by atomics for this op and dtype: summed arrivals or min and max by atomics. */
+static bool atomic_tail_for(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	return kern_summed_arrivals(info, dtype, op) || kern_atomic_extremes(info, dtype, op);
+}
+
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src)
 {
-	if (!src->atomic_tail)
-		return false;
-	vkr_op op = src->counts ? VKR_OP_COUNT : src->op;
-	return kern_summed_arrivals(info, src->dtype, op) || kern_atomic_extremes(info, src->dtype, op);
+	return src->atomic_tail && atomic_tail_for(info, src->dtype, src->counts ? VKR_OP_COUNT : src->op);
 }
 
-/* A one-dispatch reduction by summed arrivals (reduce.comp's SUMMED_ARRIVALS): no partials,
- * an 8-byte word of the table. Its grid has at most info.reduce_workgroups workgroups, fewer
- * than 2^16 (kern_summed_arrivals), the most the word counts. */
-static bool summed_arrivals(const struct gpu *gpu, const struct kern_job *job)
+/* A one-dispatch reduction by an atomic tail (reduce.comp's SUMMED_ARRIVALS, ATOMIC_EXTREMES):
+ * no partials, only its words in the table. Summed arrivals run where the grid (at most
+ * info.reduce_workgroups) has fewer than 2^16 workgroups, the most their word counts. */
+static bool atomic_tail(const struct gpu *gpu, const struct kern_job *job)
 {
-	return one_dispatch(gpu, job) && kern_summed_arrivals(&gpu->info, job->dtype, job->op);
-}
-
-/* A one-dispatch min or max by atomics (reduce.comp's ATOMIC_EXTREMES): no partials, the
- * value's word and the arrival counter in the table. */
-static bool atomic_extremes(const struct gpu *gpu, const struct kern_job *job)
-{
-	return one_dispatch(gpu, job) && kern_atomic_extremes(&gpu->info, job->dtype, job->op);
+	return one_dispatch(gpu, job) && atomic_tail_for(&gpu->info, job->dtype, job->op);
 }
 
 /* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's
  * FLAGGED_PARTIALS), not fenced in the scratch. */
 static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
 {
-	return one_dispatch(gpu, job) && !summed_arrivals(gpu, job) && !atomic_extremes(gpu, job) &&
+	return one_dispatch(gpu, job) && !atomic_tail(gpu, job) &&
 	       kern_flagged_partials(&gpu->info, (unsigned)reduce_acc_bytes(job));
 }
 
@@ -463,13 +459,13 @@ static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
  * has one: summed arrivals, min and max by atomics) or the others' (0, 1 and 2). */
 static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *job, bool one)
 {
-	if (one && summed_arrivals(gpu, job)) {
+	if (one && atomic_tail(gpu, job)) {
 		if (job->op == VKR_OP_COUNT)
 			return PIPE_COUNT_SUMMED + job->dtype;
-		return job->dtype == VKR_DTYPE_I32 ? PIPE_SUM_SUMMED_I32 : PIPE_SUM_SUMMED_U32;
-	}
-	if (one && atomic_extremes(gpu, job))
+		if (job->op == VKR_OP_SUM)
+			return job->dtype == VKR_DTYPE_I32 ? PIPE_SUM_SUMMED_I32 : PIPE_SUM_SUMMED_U32;
 		return PIPE_EXTREME + job->dtype * 2 + (job->op == VKR_OP_MAX);
+	}
 	if (job->op == VKR_OP_COUNT)
 		return (one ? PIPE_COUNT_ONE : PIPE_COUNT) + job->dtype;
 	return (one ? PIPE_REDUCE_ONE : PIPE_REDUCE) + job->dtype * SCALAR_OPS + job->op;
@@ -485,8 +481,7 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
 		return 0; /* one workgroup writes the result slot directly */
-	if (job->kind == KERN_REDUCE &&
-	    (flagged_partials(gpu, job) || summed_arrivals(gpu, job) || atomic_extremes(gpu, job)))
+	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || atomic_tail(gpu, job)))
 		return 0; /* its partials are in the command buffer's table, or it has none */
 	if (job->kind == KERN_REDUCE)
 		return align16(reduce_partials(gpu, job) * reduce_acc_bytes(job));

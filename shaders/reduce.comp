@@ -523,21 +523,20 @@ void main()
 		return;
 	}
 
-#ifdef SUMMED_ARRIVALS
 	if (ONE_DISPATCH) {
+		// Every tail written out here, chosen by the build (the atomic tails) or by
+		// FLAGGED_PARTIALS: the flagged and fenced tails moved into two functions (the
+		// arrival, the fold) ran 0.2 to 0.9 us slower from 2^22 up on the H200 (session 15,
+		// run S15-6).
 		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
+#if defined(SUMMED_ARRIVALS)
 		if (lid == 0u) {
 			uint sum = acc_to_bits(r);
 			uint64_t before = atomicAdd(SummedArrivals(pc.counter).v, (uint64_t(sum) << ARRIVAL_BITS) | 1ul);
 			if ((uint(before) & ((1u << ARRIVAL_BITS) - 1u)) == gl_NumWorkGroups.x - 1u)
 				Accs(pc.dst).v[0] = acc_from_bits(uint(before >> ARRIVAL_BITS) + sum);
 		}
-		return;
-	}
-#endif
-#ifdef ATOMIC_EXTREMES
-	if (ONE_DISPATCH) {
-		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
+#elif defined(ATOMIC_EXTREMES)
 		if (lid == 0u) {
 			ORDERED mine = ordered_from(r);
 			ExtremeWord word = ExtremeWord(pc.counter);
@@ -550,15 +549,8 @@ void main()
 				Accs(pc.dst).v[0] = result_bits(acc_from_ordered(max(all, mine)));
 			}
 		}
-		return;
-	}
-#endif
-	if (ONE_DISPATCH) {
-		// Both tails written out here: the same code moved into two functions (the arrival,
-		// the fold) ran 0.2 to 0.9 us slower from 2^22 up on the H200, the fenced tail too
-		// (session 15, run S15-6).
+#else
 		const bool flagged = FLAGGED_PARTIALS;
-		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
 		if (lid == 0u) {
 			if (flagged) {
 				FlaggedAccs(pc.partials).v[gl_WorkGroupID.x] = flag_acc(r);
@@ -588,6 +580,7 @@ void main()
 		r = workgroup_reduce(lid, a0);
 		if (lid == 0u)
 			Accs(pc.dst).v[0] = result_bits(r);
+#endif
 		return;
 	}
 
