@@ -140,10 +140,17 @@ static void *completion_main(void *arg)
 		} else {
 			b->lost = true;
 		}
-		atomic_store_explicit(&b->done_hint, b->lost ? UINT64_MAX : b->done_value, memory_order_release);
+		uint64_t hint = b->lost ? UINT64_MAX : b->done_value;
 		b->wait_first = (b->wait_first + 1) % MAX_IN_FLIGHT;
 		b->wait_count--;
+		/* The polling loop takes the mutex as soon as it reads the hint, so the hint is
+		 * published, and the loop woken, only once the mutex is free: a loop that found it
+		 * held slept in the kernel until this thread let go, and a woken thread waits for
+		 * the scheduler (on the H200's machine ~10 us from a completion to its reply). */
+		pthread_mutex_unlock(&b->mu);
+		atomic_store_explicit(&b->done_hint, hint, memory_order_release);
 		uv_async_send(&b->async);
+		pthread_mutex_lock(&b->mu);
 	}
 	pthread_mutex_unlock(&b->mu);
 	return NULL;
@@ -758,9 +765,11 @@ static int submit_one(struct batch *b)
 	f->slot = (b->wait_first + b->wait_count) % MAX_IN_FLIGHT;
 	b->wait_values[f->slot] = value;
 	b->wait_count++;
-	atomic_fetch_add_explicit(&b->submits, 1, memory_order_release);
 	pthread_cond_signal(&b->cv);
 	pthread_mutex_unlock(&b->mu);
+	/* After the unlock: the spinning completion thread takes the mutex as soon as it sees
+	 * the count move, and would sleep on it if this thread still held it. */
+	atomic_fetch_add_explicit(&b->submits, 1, memory_order_release);
 	loop_spin(b);
 	return (int)count;
 }
