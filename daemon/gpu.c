@@ -487,6 +487,10 @@ static void read_info(struct gpu *gpu)
 	uint64_t want = array_limit && *array_limit ? strtoull(array_limit, NULL, 10) : 0;
 	if (want >= (64u << 10) && want < info->array_buffer_limit)
 		info->array_buffer_limit = want;
+	/* The largest power of two within the limit; asked for on every request. */
+	info->array_part_bytes = 1;
+	while (info->array_part_bytes <= info->array_buffer_limit / 2)
+		info->array_part_bytes *= 2;
 	info->host_import = gpu->has_host_import_ext;
 	info->host_import_alignment = gpu->has_host_import_ext ? host.minImportedHostPointerAlignment : 0;
 	info->timestamp_period_ns = p->limits.timestampPeriod;

@@ -67,6 +67,7 @@ struct gpu_info {
 	/* The largest buffer an array, or one part of one, is held in: gpu_largest_buffer(), or
 	 * less where VKR_MAX_ARRAY_BUFFER_BYTES says (tests of arrays in several buffers). */
 	uint64_t array_buffer_limit;
+	uint64_t array_part_bytes;     /* gpu_array_part_bytes(), computed once at creation */
 	bool shader_float64;
 	bool shader_int64;
 	bool host_import;              /* VK_EXT_external_memory_host is enabled */

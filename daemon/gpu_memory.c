@@ -100,10 +100,7 @@ uint64_t gpu_largest_buffer(const struct gpu *gpu)
 
 uint64_t gpu_array_part_bytes(const struct gpu *gpu)
 {
-	uint64_t part = 1;
-	while (part <= gpu->info.array_buffer_limit / 2)
-		part *= 2;
-	return part;
+	return gpu->info.array_part_bytes;
 }
 
 int gpu_buffer_create(struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind,

@@ -844,7 +844,11 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
 	size_t small = 0, counters = 0;
 	uint64_t flagged = 0;
+	unsigned phases = 0; /* the most phases of any job */
 	for (size_t i = 0; i < count; i++) {
+		unsigned job_phases = kern_job_phases(gpu, &jobs[i]);
+		if (job_phases > phases)
+			phases = job_phases;
 		small += is_small(&jobs[i]);
 		counters += one_dispatch(gpu, &jobs[i]);
 		flagged += flagged_bytes(gpu, &jobs[i]);
@@ -867,10 +871,6 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 	/* Phase by phase across all jobs: one barrier per phase, whatever the batch size. The
 	 * small jobs' dispatches stand in phase 0 and need no barrier of their own. A scan in
 	 * several buffers has two phases per part. */
-	unsigned phases = 3;
-	for (size_t i = 0; i < count; i++)
-		if (kern_job_phases(gpu, &jobs[i]) > phases)
-			phases = kern_job_phases(gpu, &jobs[i]);
 	for (unsigned phase = 0; phase < phases; phase++) {
 		bool any = phase == 0 && small;
 		for (size_t i = 0; i < count; i++) {
