@@ -7,11 +7,14 @@
 # look-back (the barrier and the other invocations' fences move to before the stores; the
 # look-back's own barriers keep the order). r: HEAD's kernel with a chunked tile's aggregate
 # computed before its rows' scans (each lane folds its vectors, one subgroup scan per chunk),
-# the rows' scans after the publication. rf2: r with f2's fences. Every scan of sum and max of
-# f32, i32, f64 and i64 at 2^28, two rounds of base, f2, f2v, r, rf2; torch's cumsum; f2v's
+# the rows' scans after the publication. r2: r with the rows' scans after the look-back. rf2:
+# r with f2's fences. Also r's single pass for f32 and f64 max (VKR_SCAN=single-pass; by
+# default they take reduce-then-scan). Every scan of sum and max of
+# f32, i32, f64 and i64 at 2^28, two rounds of base, f2, f2v, r, r2, rf2; torch's cumsum; f2v's
 # and rf2's engine scan tests on the H200.
 # Run as `. .gpu/env.sh; bash docs/data/session19/run2.sh $OUT` with .gpu/ and .exp/ carried.
 out=${1:?}; mkdir -p "$out/r"; o="$out/r"
+[ -f .exp/bins.txz ] && tar xJf .exp/bins.txz -C .exp  # the binaries travel packed (the 64 MiB carry limit)
 pack() { tar czf "$out/run.tgz" -C "$o" .; }
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 200 > "$o/smi.csv" 2>&1 &
 smi=$!
@@ -22,7 +25,11 @@ scan() { # name round
   grep -E "^scan" "$o/scan-$1-$2.txt" | awk '{print $2, $3, $5}' | tr '\n' ';'; echo
   pack
 }
-for round in 1 2; do for v in base f2 f2v r rf2; do scan $v $round; done; done
+for round in 1 2; do for v in base f2 f2v r r2 rf2; do scan $v $round; done; done
+VKR_SCAN=single-pass timeout 100 .exp/vkreduce-bench-r --scan-only --ops max --dtypes f32,f64 \
+  --min-log2 28 --max-log2 28 --reps 20 --csv "$o/scan-r-sp.csv" > "$o/scan-r-sp.txt" 2>&1
+echo "scan r single-pass max rc=$? $(date +%T) $(grep -c WRONG $o/scan-r-sp.txt) wrong"
+grep -E "^scan" "$o/scan-r-sp.txt" | awk '{print $2, $3, $5}' | tr '\n' ';'; echo; pack
 timeout 120 python3 bench/torch_bench.py --kinds scan --min-log2 28 --max-log2 28 --reps 20 \
   --dtypes f32,i32,f64,i64 --csv "$o/torch-scan.csv" > "$o/torch-scan.txt" 2>&1
 echo "torch scan rc=$? $(date +%T)"; grep -E "^scan" "$o/torch-scan.txt" | awk '{print $2, $3, $5}' | tr '\n' ';'; echo; pack
