@@ -769,7 +769,7 @@ int main(int argc, char **argv)
 	}
 	printf("device: %s (%s), subgroup %u, reduce workgroups %u, "
 	       "reduce tree: %s, reduce partials: %s%s, copy workgroups %u, timestamp period %.3f ns, "
-	       "scan: %s, single-pass tiles: %s, tile scan: %s, subnormals f32/f64: %s/%s\n",
+	       "scan: %s, single-pass tiles: %s (taken %s), tile scan: %s, subnormals f32/f64: %s/%s\n",
 	       info->name, info->type, info->subgroup_size, info->reduce_workgroups,
 	       info->reduce_subgroup_tree ? "subgroup" : "shared",
 	       !info->reduce_one_dispatch ? "two passes" : !info->reduce_flagged_partials ? "fenced"
@@ -780,8 +780,11 @@ int main(int argc, char **argv)
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :
 	       info->scan_reduce_then_scan || !info->scan_chunked ? "reduce-then-scan" :
-	       "per op and dtype (single-pass but float min/max)",
+	       "per op and dtype (single-pass but f64 min/max)",
 	       info->scan_chunked ? "chunked" : "slots",
+	       info->scan_tiles_by_workgroup_32 ? "by workgroup id"
+	       : info->scan_tiles_by_workgroup_64 ? "by workgroup id for 64-bit dtypes, from a counter for 32-bit"
+	       : "from a counter",
 	       info->scan_tile_subgroup ? "subgroup" : "blelloch",
 	       info->denorm_preserve32 ? "preserved" : "compared by bits",
 	       info->denorm_preserve64 ? "preserved" : "compared by bits");

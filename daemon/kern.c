@@ -304,11 +304,16 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 	 * 846-852 us reduce-then-scan (S6-7), f32 sum and prod 700-711 against 848. 64-bit types,
 	 * since each look-back entry is read in one round trip (S9-1): sums and f64 prod
 	 * 1525-1550 against 1777-1798, i64 and u64 prod 1767-1771 against 1812, min and max
-	 * 1698-1711 against 1807. Float min and max, scanned in key space, stay on
-	 * reduce-then-scan: f32 891-897 against 863-876 (S8-2, S8-3), f64 2318 against 1819. */
-	bool float_min_max = (dtype == VKR_DTYPE_F32 || dtype == VKR_DTYPE_F64) &&
-			     (op == VKR_OP_MIN || op == VKR_OP_MAX);
-	return info->scan_chunked && !float_min_max;
+	 * 1698-1711 against 1807. Float min and max are scanned in key space: f32 single-pass
+	 * since session 20 (834 against 863 us, run S20-1; 891-897 against 863-876 in S8-2 and
+	 * S8-3), f64 stays on reduce-then-scan (2173 to 2320 against 1817). */
+	bool f64_min_max = dtype == VKR_DTYPE_F64 && (op == VKR_OP_MIN || op == VKR_OP_MAX);
+	return info->scan_chunked && !f64_min_max;
+}
+
+bool kern_scan_tiles_by_workgroup(const struct gpu_info *info, vkr_dtype dtype)
+{
+	return dtype_size(dtype) == 8 ? info->scan_tiles_by_workgroup_64 : info->scan_tiles_by_workgroup_32;
 }
 
 /* The single-pass scan where kern_device_scan_single_pass() says, or the job reads or writes
@@ -750,7 +755,8 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	if (index + 1 < part_count(job))
 		split(p.carry_out, job->scratch + l.carries + 16 * (uint64_t)index);
 	/* One workgroup per tile; rows of at most maxComputeWorkGroupCount[0]. Workgroups take
-	 * their tile from a counter, so the grid's shape does not matter. */
+	 * their tile from a counter or by their id in row-major order, so the grid's shape does
+	 * not matter; those past the last tile leave. */
 	uint64_t max_x = rec->gpu->info.scan_workgroups;
 	uint64_t x = tiles < max_x ? tiles : max_x;
 	uint64_t y = (tiles + x - 1) / x;

@@ -4,8 +4,9 @@
 // instead of reduce-then-scan's 3n.
 //
 // Each workgroup claims the next tile from a counter (so every earlier tile belongs to a
-// workgroup that has already started), loads its 512 slots of ITEMS elements into
-// registers, scans their 512 slot sums across the workgroup up to the tile's total
+// workgroup that has already started) or takes the tile of its own id (TILES_BY_WORKGROUP),
+// loads its 512 slots of ITEMS elements into registers, scans their 512 slot sums across
+// the workgroup up to the tile's total
 // (tile_upsweep, tile_scan.glsl) and publishes the tile's aggregate A(t) at once. In the
 // build with subgroup operations, tiles in device memory are chunked instead (below:
 // subgroup rows of coalesced vectors, 32 KiB, held in registers through the look-back and
@@ -64,6 +65,16 @@ layout(constant_id = 1) const bool EXCLUSIVE = false;
 // to 40% slower on the H200 (session 4): the path takes the kernel from 46 to 74 registers
 // per invocation, 5 workgroups per multiprocessor to 3 (session 5).
 layout(constant_id = 2) const bool STAGED = false;
+// Each workgroup scans the tile of its own id, not the next one from the counter (gpu.c sets
+// it: 64-bit types in device memory, on GPUs). The counter's round trip and barrier stand
+// before every tile's loads; without them the 64-bit scans ran 45 to 75 us faster at 2^28
+// on the H200, the 32-bit ones 17 to 32 us slower (session 20, run S20-1). Correct in any
+// launch order (a workgroup waiting for one not yet started does its work, the decoupled
+// fallback), fast where the device launches workgroups in order of their ids, as NVIDIA's
+// does. Not on lavapipe, whose threads each take a contiguous share of the grid: the first
+// workgroup of the second share waits for the whole first share (and there the look-back's
+// first subgroup left its loop early; docs/BENCHMARKS.md, session 20).
+layout(constant_id = 3) const bool TILES_BY_WORKGROUP = false;
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Counter { uint v; };
 layout(buffer_reference, scalar, buffer_reference_align = 8) coherent volatile buffer Words { uint64_t v[]; };
@@ -264,13 +275,35 @@ T chunks_total(T chunk_total, out T prefix)
 	return total;
 }
 
+// Min and max come out the same whatever the shape of their combinations, so a tile's
+// aggregate may skip the rows' scans: each lane folds its vectors, then one subgroup scan per
+// chunk, and the owner publishes before it scans its rows. For 64-bit types, where it was
+// measured faster on the H200: i64 and u64 max 1616 to 1623 us at 2^28 against 1715 to 1722
+// (session 20, run S20-1); i32 max 16 us slower (session 19), f32 max no faster (S20-1).
+#if ELEM_ALIGN == 8
+const bool LANE_FOLD_AGGREGATE = OP >= 2u;
+#else
+const bool LANE_FOLD_AGGREGATE = false;
+#endif
+
+// A chunk's total from its lanes' folds of their vectors (LANE_FOLD_AGGREGATE).
+T chunk_total_of(T lane_fold)
+{
+	return shuffle_from(subgroup_inclusive(lane_fold), gl_SubgroupSize - 1u);
+}
+
 // A chunked tile's aggregate, in the owner's shape, loaded row by row.
 T chunk_aggregate(uint m)
 {
 	T carry = SCAN_NEUTRAL, ignored;
-	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-		carry = carry_row(r, carry, subgroup_inclusive(fold_vec(load_row(m, r))));
-	return chunks_total(carry, ignored);
+	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+		T lane = fold_vec(load_row(m, r));
+		if (LANE_FOLD_AGGREGATE)
+			carry = r == 0u ? lane : scan_op(carry, lane);
+		else
+			carry = carry_row(r, carry, subgroup_inclusive(lane));
+	}
+	return chunks_total(LANE_FOLD_AGGREGATE ? chunk_total_of(carry) : carry, ignored);
 }
 
 // Stores row r's scan given the prefix of everything before this lane's vector in the tile
@@ -641,10 +674,15 @@ void main()
 	// Invocation lid owns slots lid and lid + 256 (numbered by subgroup and lane where the
 	// tile scan uses subgroups); the look-back's lanes are numbered the same way.
 	uint lid = tile_lane();
-	if (lid == 0u)
-		s_tile = atomicAdd(Counter(pc.counter).v, 1u);
-	barrier();
-	uint tile = s_tile;
+	uint tile;
+	if (TILES_BY_WORKGROUP) {
+		tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+	} else {
+		if (lid == 0u)
+			s_tile = atomicAdd(Counter(pc.counter).v, 1u);
+		barrier();
+		tile = s_tile;
+	}
 	if (tile >= pc.tiles)
 		return; // the grid is rounded up to whole rows; the whole workgroup leaves together
 
@@ -657,10 +695,15 @@ void main()
 		// chunk_aggregate computes for a fallback.
 		T incl[CHUNK_ROWS], carry = SCAN_NEUTRAL, chunk_prefix;
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
-			incl[r] = subgroup_inclusive(fold_vec(x[r]));
-			carry = carry_row(r, carry, incl[r]);
+			if (LANE_FOLD_AGGREGATE) {
+				T lane = fold_vec(x[r]);
+				carry = r == 0u ? lane : scan_op(carry, lane);
+			} else {
+				incl[r] = subgroup_inclusive(fold_vec(x[r]));
+				carry = carry_row(r, carry, incl[r]);
+			}
 		}
-		T total = chunks_total(carry, chunk_prefix);
+		T total = chunks_total(LANE_FOLD_AGGREGATE ? chunk_total_of(carry) : carry, chunk_prefix);
 		if (lid == 0u)
 			publish(tile_entry(tile), total);
 		// Published before any output is stored: a waiter that reads output where this
@@ -672,6 +715,9 @@ void main()
 		memoryBarrierBuffer();
 		barrier();
 		memoryBarrierBuffer();
+		if (LANE_FOLD_AGGREGATE)
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+				incl[r] = subgroup_inclusive(fold_vec(x[r]));
 		// Each element's output is op(excl, its scan in the tile): the shape does not
 		// depend on how the look-back found excl.
 		bool has_excl = tile > 0u;
