@@ -782,9 +782,7 @@ int main(int argc, char **argv)
 	       info->scan_reduce_then_scan || !info->scan_chunked ? "reduce-then-scan" :
 	       "per op and dtype (single-pass but f64 min/max)",
 	       info->scan_chunked ? "chunked" : "slots",
-	       info->scan_tiles_by_workgroup_32 ? "by workgroup id"
-	       : info->scan_tiles_by_workgroup_64 ? "by workgroup id for 64-bit dtypes, from a counter for 32-bit"
-	       : "from a counter",
+	       info->scan_tiles_by_workgroup ? "by workgroup id" : "from a counter",
 	       info->scan_tile_subgroup ? "subgroup" : "blelloch",
 	       info->denorm_preserve32 ? "preserved" : "compared by bits",
 	       info->denorm_preserve64 ? "preserved" : "compared by bits");

@@ -563,15 +563,14 @@ static void read_info(struct gpu *gpu)
 	info->scan_patience = rounds > 0 && rounds <= 4096 ? (uint32_t)rounds /* no uint overflow in the shader */
 			      : p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 2 : 8;
 	/* VKR_SCAN_TILES: how single-pass workgroups over device memory find their tile. By
-	 * workgroup id the counter's round trip leaves each tile's path: 45 to 75 us less for
-	 * 64-bit scans at 2^28 on the H200, 17 to 32 us more for 32-bit ones (run S20-1). Not on
-	 * CPU devices: lavapipe's threads each run a contiguous share of the grid, so the first
-	 * workgroup of a later share waits for all before it (scan_chained.comp). */
+	 * workgroup id the counter's round trip leaves each tile's path: 45 to 80 us less for
+	 * 64-bit scans at 2^28 on the H200, 6 to 12 us less for 32-bit ones (runs S20-1 to
+	 * S20-3). Not on CPU devices: lavapipe's threads each run a contiguous share of the
+	 * grid, so the first workgroup of a later share waits for all before it
+	 * (scan_chained.comp). */
 	const char *tiles = getenv("VKR_SCAN_TILES");
 	bool by_counter = tiles && strcmp(tiles, "counter") == 0, by_workgroup = tiles && strcmp(tiles, "workgroup") == 0;
-	info->scan_tiles_by_workgroup_64 =
-		by_workgroup || (!by_counter && p->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
-	info->scan_tiles_by_workgroup_32 = by_workgroup;
+	info->scan_tiles_by_workgroup = by_workgroup || (!by_counter && p->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
 	/* The scans' tile scan (shaders/tile_scan.glsl): the Blelloch tree in shared memory, or
 	 * with VKR_SCAN_TILE=subgroup subgroup shuffles where the device has them for compute
 	 * shaders, in subgroups that divide the 256-wide workgroup into at most 64. The tree
@@ -774,7 +773,7 @@ static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, ch
 	if (src->one_dispatch) /* reduce.comp's FLAGGED_PARTIALS: only pass 3 has partials to flag */
 		spec_data[1] = kern_flagged_partials(&gpu->info, src->accumulator_bytes);
 	/* scan_chained.comp's TILES_BY_WORKGROUP; no other module declares constant 3. */
-	spec_data[3] = src->device_single_pass && kern_scan_tiles_by_workgroup(&gpu->info, src->dtype);
+	spec_data[3] = src->device_single_pass && gpu->info.scan_tiles_by_workgroup;
 	const VkSpecializationMapEntry entries[4] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
 		{ .constantID = 1, .offset = 4, .size = 4 },

@@ -107,10 +107,9 @@ struct gpu_info {
 	bool scan_chunked;
 	uint32_t scan_patience;        /* single-pass: look-back rounds before doing stalled work */
 	/* Single-pass tiles over device memory taken by workgroup id instead of from a counter
-	 * (scan_chained.comp's TILES_BY_WORKGROUP), for 64-bit and for 32-bit dtypes: by default
-	 * 64-bit ones on devices other than CPUs; VKR_SCAN_TILES=workgroup or counter sets both. */
-	bool scan_tiles_by_workgroup_64;
-	bool scan_tiles_by_workgroup_32;
+	 * (scan_chained.comp's TILES_BY_WORKGROUP): by default on devices other than CPUs;
+	 * VKR_SCAN_TILES=workgroup or counter. */
+	bool scan_tiles_by_workgroup;
 	/* Scan tiles are scanned with subgroup shuffles (else the Blelloch tree in shared memory):
 	 * with VKR_SCAN_TILE=subgroup where the device has them (as for scan_chunked): the tile
 	 * scan of reduce-then-scan and of the single pass over host memory. */

@@ -311,11 +311,6 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 	return info->scan_chunked && !f64_min_max;
 }
 
-bool kern_scan_tiles_by_workgroup(const struct gpu_info *info, vkr_dtype dtype)
-{
-	return dtype_size(dtype) == 8 ? info->scan_tiles_by_workgroup_64 : info->scan_tiles_by_workgroup_32;
-}
-
 /* The single-pass scan where kern_device_scan_single_pass() says, or the job reads or writes
  * host memory (there reading the input once matters most), and the device built its
  * pipeline: they need shaderInt64 and KERN_SINGLE_PASS_SHARED_BYTES of shared memory. A job

@@ -159,11 +159,6 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index);
  * only; kern.c runs them where they were built. */
 bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
-/* Whether single-pass workgroups over device memory scan the tile of their workgroup id
- * (scan_chained.comp's TILES_BY_WORKGROUP) rather than the next one from a counter:
- * info.scan_tiles_by_workgroup_64 or _32, by the dtype's size. */
-bool kern_scan_tiles_by_workgroup(const struct gpu_info *info, vkr_dtype dtype);
-
 /* Whether one-dispatch reductions with accumulators of this size keep flagged partials in
  * the command buffer's table (reduce.comp's FLAGGED_PARTIALS, which gpu.c sets per pipeline
  * from this): where info.reduce_flagged_partials, for 4-byte accumulators (32-bit dtypes and

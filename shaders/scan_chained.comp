@@ -66,9 +66,9 @@ layout(constant_id = 1) const bool EXCLUSIVE = false;
 // per invocation, 5 workgroups per multiprocessor to 3 (session 5).
 layout(constant_id = 2) const bool STAGED = false;
 // Each workgroup scans the tile of its own id, not the next one from the counter (gpu.c sets
-// it: 64-bit types in device memory, on GPUs). The counter's round trip and barrier stand
-// before every tile's loads; without them the 64-bit scans ran 45 to 75 us faster at 2^28
-// on the H200, the 32-bit ones 17 to 32 us slower (session 20, run S20-1). Correct in any
+// it: device memory, on GPUs). The counter's round trip stands before every tile's loads;
+// without it the 64-bit scans ran 45 to 80 us faster at 2^28 on the H200 and the 32-bit
+// ones 6 to 12 us faster (session 20, runs S20-1 to S20-3). Correct in any
 // launch order (a workgroup waiting for one not yet started does its work, the decoupled
 // fallback), fast where the device launches workgroups in order of their ids, as NVIDIA's
 // does. Not on lavapipe, whose threads each take a contiguous share of the grid: the first
@@ -675,11 +675,20 @@ void main()
 	// tile scan uses subgroups); the look-back's lanes are numbered the same way.
 	uint lid = tile_lane();
 	uint tile;
+	uint own_tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+#if ELEM_ALIGN == 8
 	if (TILES_BY_WORKGROUP) {
-		tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-	} else {
+		tile = own_tile;
+	} else
+#endif
+	{
+		// 32-bit types take even their own id through shared memory behind the barrier:
+		// read directly, it took the driver's register count from 64 to 80 (four
+		// workgroups per multiprocessor to three, and 12 to 20 us slower at 2^28); the
+		// 64-bit kernels, at 80 either way, ran 40 to 67 us slower with the barrier (run
+		// S20-3).
 		if (lid == 0u)
-			s_tile = atomicAdd(Counter(pc.counter).v, 1u);
+			s_tile = TILES_BY_WORKGROUP ? own_tile : atomicAdd(Counter(pc.counter).v, 1u);
 		barrier();
 		tile = s_tile;
 	}
