@@ -563,9 +563,9 @@ static void read_info(struct gpu *gpu)
 	info->scan_patience = rounds > 0 && rounds <= 4096 ? (uint32_t)rounds /* no uint overflow in the shader */
 			      : p->deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 2 : 8;
 	/* VKR_SCAN_TILES: how single-pass workgroups over device memory find their tile. By
-	 * workgroup id the counter's round trip leaves each tile's path: 45 to 80 us less for
-	 * 64-bit scans at 2^28 on the H200, 6 to 12 us less for 32-bit ones (runs S20-1 to
-	 * S20-3). Not on CPU devices: lavapipe's threads each run a contiguous share of the
+	 * workgroup id the counter's round trip leaves each tile's path: 49 to 73 us less for
+	 * 64-bit scans at 2^28 on the H200, up to 8 us less for 32-bit ones (runs S20-1 to
+	 * S20-4). Not on CPU devices: lavapipe's threads each run a contiguous share of the
 	 * grid, so the first workgroup of a later share waits for all before it
 	 * (scan_chained.comp). */
 	const char *tiles = getenv("VKR_SCAN_TILES");

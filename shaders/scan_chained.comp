@@ -67,13 +67,13 @@ layout(constant_id = 1) const bool EXCLUSIVE = false;
 layout(constant_id = 2) const bool STAGED = false;
 // Each workgroup scans the tile of its own id, not the next one from the counter (gpu.c sets
 // it: device memory, on GPUs). The counter's round trip stands before every tile's loads;
-// without it the 64-bit scans ran 45 to 80 us faster at 2^28 on the H200 and the 32-bit
-// ones 6 to 12 us faster (session 20, runs S20-1 to S20-3). Correct in any
-// launch order (a workgroup waiting for one not yet started does its work, the decoupled
-// fallback), fast where the device launches workgroups in order of their ids, as NVIDIA's
+// without it the 64-bit scans ran 49 to 73 us faster at 2^28 on the H200 and the 32-bit
+// ones up to 8 us faster (session 20, runs S20-1 to S20-4). Correct in any launch order (a
+// workgroup waiting for one not yet started does its work, the decoupled fallback), fast where the device launches workgroups in order of their ids, as NVIDIA's
 // does. Not on lavapipe, whose threads each take a contiguous share of the grid: the first
 // workgroup of the second share waits for the whole first share (and there the look-back's
-// first subgroup left its loop early; docs/BENCHMARKS.md, session 20).
+// first eight invocations left its loop early, a fault not found in this shader;
+// docs/BENCHMARKS.md, session 20).
 layout(constant_id = 3) const bool TILES_BY_WORKGROUP = false;
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Counter { uint v; };
@@ -684,9 +684,9 @@ void main()
 	{
 		// 32-bit types take even their own id through shared memory behind the barrier:
 		// read directly, it took the driver's register count from 64 to 80 (four
-		// workgroups per multiprocessor to three, and 12 to 20 us slower at 2^28); the
-		// 64-bit kernels, at 80 either way, ran 40 to 67 us slower with the barrier (run
-		// S20-3).
+		// workgroups per multiprocessor to three: 21 to 31 us slower at 2^28 than this);
+		// the 64-bit kernels, at 80 either way, ran 3 to 67 us slower with the barrier
+		// (run S20-3).
 		if (lid == 0u)
 			s_tile = TILES_BY_WORKGROUP ? own_tile : atomicAdd(Counter(pc.counter).v, 1u);
 		barrier();
