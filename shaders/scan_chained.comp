@@ -69,11 +69,12 @@ layout(constant_id = 2) const bool STAGED = false;
 // it: device memory, on GPUs). The counter's round trip stands before every tile's loads;
 // without it the 64-bit scans ran 49 to 73 us faster at 2^28 on the H200 and the 32-bit
 // ones up to 8 us faster (session 20, runs S20-1 to S20-4). Correct in any launch order (a
-// workgroup waiting for one not yet started does its work, the decoupled fallback), fast where the device launches workgroups in order of their ids, as NVIDIA's
-// does. Not on lavapipe, whose threads each take a contiguous share of the grid: the first
-// workgroup of the second share waits for the whole first share (and there the look-back's
-// first eight invocations left its loop early, a fault not found in this shader;
-// docs/BENCHMARKS.md, session 20).
+// workgroup waiting for one not yet started does its work, the decoupled fallback), fast
+// where the device launches workgroups in order of their ids, as NVIDIA's does. Not on
+// lavapipe, whose threads each take a contiguous share of the grid: the first workgroup of
+// the second share waits for the whole first share (and there the look-back's first eight
+// invocations left its loop early, a fault not found in this shader; docs/BENCHMARKS.md,
+// session 20).
 layout(constant_id = 3) const bool TILES_BY_WORKGROUP = false;
 
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Counter { uint v; };
