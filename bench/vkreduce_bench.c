@@ -775,7 +775,7 @@ int main(int argc, char **argv)
 	       !info->reduce_one_dispatch ? "two passes" : !info->reduce_flagged_partials ? "fenced"
 	       : info->reduce_flagged_wide ? "flagged" : "flagged (4-byte accumulators), fenced (8-byte)",
 	       info->reduce_atomic_tails ? "; none for count-if and i32/u32 sums (summed arrivals), "
-					   "nor for min and max (by atomics)" : "",
+					   "nor for i64/u64 sums, min and max (by atomics)" : "",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :

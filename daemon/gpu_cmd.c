@@ -122,8 +122,8 @@ int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct g
 		if (rc < 0) {
 			rc = gpu_buffer_create(gpu, size, GPU_MEMORY_STAGING, &cmd->table);
 			/* Still correct, but flagged partials and the atomic tails' words
-			 * (kern_flagged_partials(), kern_summed_arrivals(), kern_atomic_extremes(),
-			 * chosen per device) then cross the bus: the last workgroup reads each
+			 * (kern_flagged_partials(), kern_summed_arrivals(), kern_atomic_sums(),
+			 * kern_atomic_extremes(), chosen per device) then cross the bus: the last workgroup reads each
 			 * partial from host RAM, and every workgroup's atomics go there. Said once. */
 			if (rc == 0 && !gpu->table_in_host_logged) {
 				gpu->table_in_host_logged = true;

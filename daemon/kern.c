@@ -4,9 +4,9 @@
  * The pipeline table: every (kernel, dtype, op[, exclusive]) has one pipeline, compiled
  * from the embedded SPIR-V with the op as a specialization constant; two kernels have a
  * second one, chosen by specialization constant 2: reductions for one dispatch (reduce.comp's
- * ONE_DISPATCH), the single-pass scan staged through host memory (STAGED). Count-if, i32 and
- * u32 sums, and min and max have a third, one-dispatch too, from builds of their own whose
- * tail is atomic (SUMMED_ARRIVALS, ATOMIC_EXTREMES).
+ * ONE_DISPATCH), the single-pass scan staged through host memory (STAGED). Count-if, integer
+ * sums, and min and max have a third, one-dispatch too, from builds of their own whose tail
+ * is atomic (SUMMED_ARRIVALS, ATOMIC_VALUE).
  */
 #include "kern.h"
 
@@ -38,7 +38,10 @@ enum {
 	PIPE_COUNT_SUMMED = PIPE_COUNT_ONE + VKR_DTYPE_COUNT_,
 	PIPE_SUM_SUMMED_I32 = PIPE_COUNT_SUMMED + VKR_DTYPE_COUNT_,
 	PIPE_SUM_SUMMED_U32,
-	/* One-dispatch min and max by atomics (reduce.comp's ATOMIC_EXTREMES): + dtype * 2 +
+	/* One-dispatch sums of i64 and u64 by atomics (reduce.comp's ATOMIC_VALUE, ATOMIC_SUM). */
+	PIPE_SUM_ATOMIC_I64,
+	PIPE_SUM_ATOMIC_U64,
+	/* One-dispatch min and max by atomics (reduce.comp's ATOMIC_VALUE): + dtype * 2 +
 	 * (op == max). */
 	PIPE_EXTREME,
 	PIPE_SCAN_REDUCE = PIPE_EXTREME + VKR_DTYPE_COUNT_ * 2,                                      /* + dtype * 4 + op */
@@ -70,21 +73,21 @@ enum {
 
 enum {
 	K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED,
-	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_EXTREME, K_KERNELS
+	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_ATOMIC, K_KERNELS
 };
 static const char *const kernel_names[K_KERNELS] = {
 	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
-	"reduce_summed", "count_summed", "reduce_extreme",
+	"reduce_summed", "count_summed", "reduce_atomic",
 };
 static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
 	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply), DTYPE_TABLE(scan_chained),
-	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed), DTYPE_TABLE(reduce_extreme),
+	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed), DTYPE_TABLE(reduce_atomic),
 };
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
 	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
-	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed), DTYPE_SIZES(reduce_extreme),
+	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed), DTYPE_SIZES(reduce_atomic),
 };
 
 static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
@@ -143,7 +146,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	struct kern_pipeline_source *s = &sources[index];
 	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
 	static const char *const op_names[] = { "sum", "prod", "min", "max" };
-	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_EXTREME;
+	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_ATOMIC;
 	bool count = kernel == K_COUNT || kernel == K_COUNT_SUMMED;
 	bool reduction = kernel == K_REDUCE || count || atomic;
 	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s%s", kernel_names[kernel],
@@ -177,7 +180,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	 * of min and max hold int64 keys (shaders/scan_op.glsl: every f64 scan module declares
 	 * them, the operator being a specialization constant). */
 	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED ||
-			 (atomic && (kernel != K_REDUCE_EXTREME || dtype == VKR_DTYPE_F64)) ||
+			 (atomic && (kernel != K_REDUCE_ATOMIC || dtype == VKR_DTYPE_F64)) ||
 			 (dtype == VKR_DTYPE_F64 && !reduction);
 }
 
@@ -211,9 +214,11 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		}
 		describe(PIPE_SUM_SUMMED_I32, K_REDUCE_SUMMED, VKR_DTYPE_I32, VKR_OP_SUM, 0, 1);
 		describe(PIPE_SUM_SUMMED_U32, K_REDUCE_SUMMED, VKR_DTYPE_U32, VKR_OP_SUM, 0, 1);
+		describe(PIPE_SUM_ATOMIC_I64, K_REDUCE_ATOMIC, VKR_DTYPE_I64, VKR_OP_SUM, 0, 1);
+		describe(PIPE_SUM_ATOMIC_U64, K_REDUCE_ATOMIC, VKR_DTYPE_U64, VKR_OP_SUM, 0, 1);
 		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
-			describe(PIPE_EXTREME + d * 2, K_REDUCE_EXTREME, d, VKR_OP_MIN, 0, 1);
-			describe(PIPE_EXTREME + d * 2 + 1, K_REDUCE_EXTREME, d, VKR_OP_MAX, 0, 1);
+			describe(PIPE_EXTREME + d * 2, K_REDUCE_ATOMIC, d, VKR_OP_MIN, 0, 1);
+			describe(PIPE_EXTREME + d * 2 + 1, K_REDUCE_ATOMIC, d, VKR_OP_MAX, 0, 1);
 		}
 		sources[PIPE_CLEAR] = (struct kern_pipeline_source){
 			.name = "clear", .code = spv_clear, .size = spv_clear_size,
@@ -420,10 +425,18 @@ bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op o
 	return info->reduce_atomic_tails && (op == VKR_OP_MIN || op == VKR_OP_MAX) && (integer || keyed);
 }
 
-/* A tail by atomics for this op and dtype: summed arrivals or min and max by atomics. */
+bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	return info->reduce_atomic_tails && op == VKR_OP_SUM &&
+	       (dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64);
+}
+
+/* A tail by atomics for this op and dtype: summed arrivals, 64-bit integer sums or min and
+ * max by atomics. */
 static bool atomic_tail_for(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
-	return kern_summed_arrivals(info, dtype, op) || kern_atomic_extremes(info, dtype, op);
+	return kern_summed_arrivals(info, dtype, op) || kern_atomic_sums(info, dtype, op) ||
+	       kern_atomic_extremes(info, dtype, op);
 }
 
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src)
@@ -431,7 +444,7 @@ bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeli
 	return src->atomic_tail && atomic_tail_for(info, src->dtype, src->counts ? VKR_OP_COUNT : src->op);
 }
 
-/* A one-dispatch reduction by an atomic tail (reduce.comp's SUMMED_ARRIVALS, ATOMIC_EXTREMES):
+/* A one-dispatch reduction by an atomic tail (reduce.comp's SUMMED_ARRIVALS, ATOMIC_VALUE):
  * no partials, only its words in the table. Summed arrivals run where the grid (at most
  * info.reduce_workgroups) has fewer than 2^16 workgroups, the most their word counts. */
 static bool atomic_tail(const struct gpu *gpu, const struct kern_job *job)
@@ -462,8 +475,14 @@ static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *jo
 	if (one && atomic_tail(gpu, job)) {
 		if (job->op == VKR_OP_COUNT)
 			return PIPE_COUNT_SUMMED + job->dtype;
-		if (job->op == VKR_OP_SUM)
-			return job->dtype == VKR_DTYPE_I32 ? PIPE_SUM_SUMMED_I32 : PIPE_SUM_SUMMED_U32;
+		if (job->op == VKR_OP_SUM) {
+			switch (job->dtype) {
+			case VKR_DTYPE_I32: return PIPE_SUM_SUMMED_I32;
+			case VKR_DTYPE_U32: return PIPE_SUM_SUMMED_U32;
+			case VKR_DTYPE_I64: return PIPE_SUM_ATOMIC_I64;
+			default: return PIPE_SUM_ATOMIC_U64; /* atomic_tail_for: no other sum */
+			}
+		}
 		return PIPE_EXTREME + job->dtype * 2 + (job->op == VKR_OP_MAX);
 	}
 	if (job->op == VKR_OP_COUNT)

@@ -141,7 +141,7 @@ struct kern_pipeline_source {
 	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
 	bool one_dispatch; /* a reduction's pipeline for pass 3 only (built where info.reduce_one_dispatch) */
 	/* pass 3 by atomics, without partials (reduce.comp's SUMMED_ARRIVALS and
-	 * ATOMIC_EXTREMES; built where kern_atomic_tail_used()) */
+	 * ATOMIC_VALUE; built where kern_atomic_tail_used()) */
 	bool atomic_tail;
 	bool counts; /* count-if (reduce.comp's KERNEL_COUNT): op is unused */
 	unsigned accumulator_bytes; /* reductions: 4 for count-if and 32-bit dtypes, else 8 */
@@ -172,15 +172,22 @@ bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_byt
  * its sum and its arrival to one 64-bit word; no partials. */
 bool kern_summed_arrivals(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
+/* Whether one-dispatch sums of this dtype run by atomics (reduce.comp's ATOMIC_VALUE with
+ * ATOMIC_SUM): i64 and u64, where info.reduce_atomic_tails. Each workgroup adds its sum to one
+ * 64-bit word by an atomic, then counts its arrival; no partials. Wrapping sums of integers
+ * give the same bits in any order. */
+bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+
 /* Whether one-dispatch min and max of this dtype run by atomics (reduce.comp's
- * ATOMIC_EXTREMES): each workgroup takes its value into one word by an atomic max, then
+ * ATOMIC_VALUE): each workgroup takes its value into one word by an atomic max, then
  * counts its arrival; no partials. Where info.reduce_atomic_tails, for integers, and for
  * floats where the device compares them by keys (no DenormPreserve at that width: the keyed
  * build is the only one, and the two-pass path must give the same bits). */
 bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 /* Whether kern.c ever records the atomic-tail pipeline src on this device (gpu.c builds only
- * those): by kern_summed_arrivals() or kern_atomic_extremes() for its op and dtype. */
+ * those): by kern_summed_arrivals(), kern_atomic_sums() or kern_atomic_extremes() for its op
+ * and dtype. */
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src);
 
 #endif /* VKR_KERN_H */

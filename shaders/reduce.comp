@@ -13,9 +13,10 @@
 // before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
 // Pass 3 runs in pipelines of its own (ONE_DISPATCH below).
 // Where FLAGGED_PARTIALS is set, pass 3's partials need no fences (below). Built with
-// SUMMED_ARRIVALS (count-if, and sums of 32-bit integers) or ATOMIC_EXTREMES (min and max),
-// pass 3 has no partials at all: each workgroup adds its sum and its arrival to one 64-bit
-// word, or takes its value into a word by an atomic max before it counts itself (below).
+// SUMMED_ARRIVALS (count-if, and sums of 32-bit integers) or ATOMIC_VALUE (min and max, and
+// sums of 64-bit integers), pass 3 has no partials at all: each workgroup adds its sum and its
+// arrival to one 64-bit word, or takes its value into a word by an atomic max or add before it
+// counts itself (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
@@ -94,7 +95,7 @@ layout(push_constant, scalar) uniform Params {
 	uint head;      // pass 0 and 3: elements before src_vec
 	uint nvec;      // pass 0 and 3: whole vectors from src_vec
 	uint pass_index; // 0, 1 or 2 (small jobs, one workgroup each, described by the table); 3 in
-	                 // the ONE_DISPATCH pipelines, which run pass 3 only (ATOMIC_EXTREMES
+	                 // the ONE_DISPATCH pipelines, which run pass 3 only (ATOMIC_VALUE
 	                 // reads the 3: the zero of its dependency)
 	uint cmp;       // count: vkr_cmp
 	uvec2 partials; // pass 3 with partials: one per workgroup (FLAGGED_PARTIALS: flagged, zeroed)
@@ -127,14 +128,16 @@ shared bool s_last;
 layout(buffer_reference, scalar, buffer_reference_align = 8) buffer SummedArrivals { uint64_t v; };
 #endif
 
-#ifdef ATOMIC_EXTREMES
-// Min and max by atomics (the _extreme builds, for integers, and floats where keys are
-// compared, EXACT_COMPARE): each workgroup takes its value into a zeroed word of the table
-// by an unsigned atomic max, waits for its answer, and only then counts its arrival on the
-// word after it; the last to arrive reads the first word again, by the same atomic max.
-// Values travel as "ordered" unsigned integers, whose unsigned order is the op's order
-// reversed for min, so that zero is the neutral and one atomic (max) serves both ops. The
-// arrival's increment depends on the first atomic's answer (through a push constant that is
+#ifdef ATOMIC_VALUE
+// Min and max by atomics (the reduce_atomic builds, for integers, and floats where keys are
+// compared, EXACT_COMPARE), and sums of 64-bit integers (ATOMIC_SUM): each workgroup takes
+// its value into a zeroed word of the table by an unsigned atomic max (or add), waits for its
+// answer, and only then counts its arrival on the word after it; the last to arrive reads
+// the first word again, by the same atomic. Min and max travel as "ordered" unsigned
+// integers, whose unsigned order is the op's order reversed for min, so that zero is the
+// neutral and one atomic (max) serves both ops. A 64-bit integer sum wraps modulo 2^64 in
+// any order, so the atomic adds give the bits of the ordered fold (a 64-bit sum and a count
+// do not share one word, as SUMMED_ARRIVALS' 32-bit sums do). The arrival's increment depends on the first atomic's answer (through a push constant that is
 // zero, which the compiler cannot fold), so no workgroup counts itself before its value is
 // in the word: an atomic that has answered has been performed at the device's coherence
 // point. Like the flagged partials, this ordering rests on the device's atomics, not on the
@@ -147,6 +150,12 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) buffer SummedArriva
 #if defined(KERNEL_COUNT) || defined(DENORM_PRESERVE) || !(defined(DTYPE_I32) || defined(DTYPE_U32) || \
 	defined(DTYPE_I64) || defined(DTYPE_U64) || EXACT_COMPARE)
 #error "min and max by atomics: integers, and floats compared by keys"
+#endif
+#if defined(DTYPE_I64) || defined(DTYPE_U64)
+// OP is a specialization constant: gpu.c builds the sum pipelines of these dtypes only.
+const bool ATOMIC_SUM = OP == 0u;
+#else
+const bool ATOMIC_SUM = false;
 #endif
 #if defined(DTYPE_I32) || defined(DTYPE_U32) || defined(DTYPE_F32)
 #define ORDERED uint
@@ -164,6 +173,10 @@ layout(buffer_reference, scalar, buffer_reference_align = 4) buffer ExtremeArriv
 // The signed types (and the keys, signed) flip their sign bit into unsigned order.
 ORDERED ordered_from(ACC r)
 {
+#if defined(DTYPE_I64) || defined(DTYPE_U64)
+	if (ATOMIC_SUM)
+		return uint64_t(r);
+#endif
 #if defined(DTYPE_U32) || defined(DTYPE_U64)
 	ORDERED u = r;
 #elif defined(DTYPE_I32) || defined(DTYPE_F32)
@@ -178,6 +191,10 @@ ORDERED ordered_from(ACC r)
 
 ACC acc_from_ordered(ORDERED u)
 {
+#if defined(DTYPE_I64) || defined(DTYPE_U64)
+	if (ATOMIC_SUM)
+		return ACC(u);
+#endif
 	u = OP == 2u ? ~u : u;
 #if defined(DTYPE_U32) || defined(DTYPE_U64)
 	return u;
@@ -536,17 +553,18 @@ void main()
 			if ((uint(before) & ((1u << ARRIVAL_BITS) - 1u)) == gl_NumWorkGroups.x - 1u)
 				Accs(pc.dst).v[0] = acc_from_bits(uint(before >> ARRIVAL_BITS) + sum);
 		}
-#elif defined(ATOMIC_EXTREMES)
+#elif defined(ATOMIC_VALUE)
 		if (lid == 0u) {
 			ORDERED mine = ordered_from(r);
 			ExtremeWord word = ExtremeWord(pc.counter);
-			ORDERED before = atomicMax(word.v, mine);
+			ORDERED before = ATOMIC_SUM ? atomicAdd(word.v, mine) : atomicMax(word.v, mine);
 			uint zero = pc.pass_index - 3u; // kern.c passes 3: the dependency's zero
 			uint increment = 1u + (uint(before) & zero);
 			uint arrived = atomicAdd(ExtremeArrivals(pc.counter + uvec2(EXTREME_ARRIVALS_OFFSET, 0u)).v, increment);
 			if (arrived == gl_NumWorkGroups.x - 1u) {
-				ORDERED all = atomicMax(word.v, mine);
-				Accs(pc.dst).v[0] = result_bits(acc_from_ordered(max(all, mine)));
+				// Every other workgroup's value is in the word; a sum adds nothing more.
+				ORDERED all = ATOMIC_SUM ? atomicAdd(word.v, ORDERED(0u)) : max(atomicMax(word.v, mine), mine);
+				Accs(pc.dst).v[0] = result_bits(acc_from_ordered(all));
 			}
 		}
 #else

@@ -213,7 +213,7 @@ static void test_reduce_min_max_find_a_lone_extreme_anywhere(void **state)
 }
 
 /* Summed arrivals count the workgroups in 16 bits: a grid of 2^16 or more turns them off
- * (min and max by atomics, which count in a word of their own, stay). */
+ * (64-bit sums, min and max by atomics, which count in a word of their own, stay). */
 static void test_reduce_summed_arrivals_need_a_grid_below_2_16(void **state)
 {
 	(void)state;
@@ -227,6 +227,7 @@ static void test_reduce_summed_arrivals_need_a_grid_below_2_16(void **state)
 		assert_false(kern_summed_arrivals(info, VKR_DTYPE_I32, VKR_OP_SUM));
 		assert_false(kern_summed_arrivals(info, VKR_DTYPE_F32, VKR_OP_COUNT));
 		assert_true(kern_atomic_extremes(info, VKR_DTYPE_I32, VKR_OP_MAX) == info->reduce_atomic_tails);
+		assert_true(kern_atomic_sums(info, VKR_DTYPE_I64, VKR_OP_SUM) == info->reduce_atomic_tails);
 	}
 	assert_true(kern_summed_arrivals(gpu_get_info(gpu), VKR_DTYPE_I32, VKR_OP_SUM) ==
 		    gpu_get_info(gpu)->reduce_atomic_tails);
@@ -493,9 +494,9 @@ static void test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty(void **st
  * with flagged partials in the command buffer's table (reduce.comp's FLAGGED_PARTIALS) for
  * 4-byte accumulators where that memory is device-local, as on lavapipe and the H200, or
  * fenced ones in the scratch (8-byte accumulators, and VKR_REDUCE=fenced; VKR_REDUCE=flagged
- * flags 8-byte ones too), in pipelines of their own; count-if, sums of i32 and u32, and min
- * and max have no partials by default, where the device has 64-bit buffer atomics (summed
- * arrivals and atomic extremes: atomic tails, their own pipelines again; VKR_REDUCE=partials
+ * flags 8-byte ones too), in pipelines of their own; count-if, integer sums, and min and
+ * max have no partials by default, where the device has 64-bit buffer atomics (summed
+ * arrivals, atomic sums and extremes: atomic tails, their own pipelines again; VKR_REDUCE=partials
  * keeps the default otherwise); on a device made with
  * VKR_REDUCE=two-pass a second dispatch folds them.
  * All fold in the same order: every op, dtype and comparison gives the same bits each way, 3
@@ -531,6 +532,13 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_F32, VKR_OP_SUM));
 	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_SUM));
 	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_MAX));
+	assert_true(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_SUM) == summed);
+	assert_true(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_U64, VKR_OP_SUM) == summed);
+	assert_false(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_SUM));
+	assert_false(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_F64, VKR_OP_SUM));
+	assert_false(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_PROD));
+	for (size_t w = 1; w < WAYS; w++)
+		assert_false(kern_atomic_sums(gpu_get_info(gpus[w]), VKR_DTYPE_I64, VKR_OP_SUM));
 	size_t n = 3000017; /* f32: 750,004 vectors, enough for 700 workgroups of 4 each */
 	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32, .n = n };
 	for (size_t w = 0; w < WAYS; w++)
@@ -551,7 +559,7 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		assert_int_equal(one_pipelines[w], w == 2 ? 0 : one_pipelines[0]);
 		assert_int_equal(atomic_pipelines[w], 0);
 	}
-	/* Count-if of each dtype the device has, the sums of i32 and u32, and min and max of
+	/* Count-if of each dtype the device has, the sums of integers, and min and max of
 	 * each dtype by atomics (floats where they are compared by keys). */
 	size_t atomic_expected = 0;
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
@@ -559,6 +567,7 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 			continue;
 		atomic_expected += kern_summed_arrivals(gpu_get_info(gpus[0]), d, VKR_OP_COUNT) +
 				   kern_summed_arrivals(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
+				   kern_atomic_sums(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
 				   2 * kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX);
 		assert_true(kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MIN) ==
 			    kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX));
@@ -566,7 +575,7 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	}
 	assert_true(kern_atomic_extremes(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_MIN) == summed);
 	assert_int_equal(atomic_pipelines[0], atomic_expected);
-	assert_true(summed ? atomic_expected >= 8 : atomic_expected == 0);
+	assert_true(summed ? atomic_expected >= 10 : atomic_expected == 0);
 	uint64_t rng = harness_seed() + 23;
 	void *input = malloc(n * 8);
 	assert_non_null(input);
