@@ -203,6 +203,23 @@ void store_tile(uint lid, uint t, T prefix[2], T vals[2][ITEMS])
 #define CHUNK_TILE (WG_SIZE * CHUNK_ROWS * VEC) // elements
 const bool CHUNKED = !STAGED;
 shared T s_chunk[WG_SIZE / MIN_SUBGROUP];       // the subgroups' totals
+// Whether each lane's in-tile prefixes of its rows are computed before the look-back, so
+// that the shuffles and the chain of row totals wait in its round trips instead of standing
+// between its answer and the stores. Where it holds the driver's register count (64 for
+// i32 sum and f32 min/max, 80 for f64 sum and product and i64 sum), it was measured faster
+// at 2^28 on the H200 (session 21, runs S21-4 and S21-5): i32 sum 684 -> 621 us, f32 max
+// 837 -> 793, f64 sum 1496 -> 1440, f64 product 1494 -> 1436, i64 sum 1499 -> 1417. Where
+// the values held through the look-back cost registers it is off: f32 sum and product went
+// from 64 to 80 and gained nothing, i32 product and max 3 to 6 us slower at 80, i64 product
+// 1660 -> 1808 at 114, i64 max 1573 -> 1650. Parking them in shared memory instead took
+// every build to 80-122 registers and was slower everywhere (f64 sum 1630 us).
+#if defined(DTYPE_F32)
+const bool ROW_PREFIX_EARLY = OP >= 2u;
+#elif defined(DTYPE_F64)
+const bool ROW_PREFIX_EARLY = OP <= 1u;
+#else
+const bool ROW_PREFIX_EARLY = OP == 0u;
+#endif
 
 // x from lane src.
 T shuffle_from(T x, uint src)
@@ -286,6 +303,26 @@ const bool LANE_FOLD_AGGREGATE = OP >= 2u;
 #else
 const bool LANE_FOLD_AGGREGATE = false;
 #endif
+
+// Whether lane 0 stores its rows through a call of its own. One call for every lane, with the
+// prefix chosen before it, took the 32-bit scans that compute their prefixes after the
+// look-back from 666-689 to 635-660 us at 2^28 on the H200 (f32 sum 686 -> 658: 1.31x
+// torch.cumsum), but the products, minima and maxima of 64-bit integers from 1551-1661 to
+// 1660-1842 us (i64 product to 116 registers; session 21, run S21-6).
+const bool LANE_ZERO_STORES_APART = ELEM_ALIGN == 8 && !ROW_PREFIX_EARLY;
+
+// The prefix in the tile before this lane's vector of row r, whose lanes' inclusive scan is
+// incl_r; run holds the fold of everything in the tile before row r (has: whether there is
+// any), and moves past row r.
+T row_prefix(T incl_r, inout T run, inout bool has)
+{
+	T before = shuffle_up(incl_r, 1u); // the lanes before this one (lane 0: none)
+	T row_total = shuffle_from(incl_r, gl_SubgroupSize - 1u);
+	T prefix = gl_SubgroupInvocationID == 0u ? run : has ? scan_op(run, before) : before;
+	run = has ? scan_op(run, row_total) : row_total;
+	has = true;
+	return prefix;
+}
 
 // A chunk's total from its lanes' folds of their vectors (LANE_FOLD_AGGREGATE).
 T chunk_total_of(T lane_fold)
@@ -728,23 +765,35 @@ void main()
 		if (LANE_FOLD_AGGREGATE)
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 				incl[r] = subgroup_inclusive(fold_vec(x[r]));
+		// Only the tile's first element has nothing before it in the tile.
+		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
+		T prefixes[CHUNK_ROWS], run = chunk_prefix;
+		bool has = gl_SubgroupID > 0u;
+		if (ROW_PREFIX_EARLY)
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+				prefixes[r] = row_prefix(incl[r], run, has);
 		// Each element's output is op(excl, its scan in the tile): the shape does not
 		// depend on how the look-back found excl.
 		bool has_excl = tile > 0u;
 		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
 		excl = with_parts_before(lid, tile, has_excl, excl, total);
-		uint lane = gl_SubgroupInvocationID;
-		bool has = gl_SubgroupID > 0u;
-		T run = chunk_prefix; // everything in the tile before this row of the chunk
-		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
-			T before = shuffle_up(incl[r], 1u); // the lanes before this one (lane 0: none)
-			T row_total = shuffle_from(incl[r], gl_SubgroupSize - 1u);
-			if (lane == 0u)
-				store_row(tile, r, has, run, x[r], has_excl, excl);
-			else
-				store_row(tile, r, true, has ? scan_op(run, before) : before, x[r], has_excl, excl);
-			run = has ? scan_op(run, row_total) : row_total;
-			has = true;
+		if (LANE_ZERO_STORES_APART) {
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+				T before = shuffle_up(incl[r], 1u); // the lanes before this one (lane 0: none)
+				T row_total = shuffle_from(incl[r], gl_SubgroupSize - 1u);
+				if (gl_SubgroupInvocationID == 0u)
+					store_row(tile, r, has, run, x[r], has_excl, excl);
+				else
+					store_row(tile, r, true, has ? scan_op(run, before) : before, x[r],
+						  has_excl, excl);
+				run = has ? scan_op(run, row_total) : row_total;
+				has = true;
+			}
+		} else {
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+				store_row(tile, r, r > 0u || first_has,
+					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], run, has),
+					  x[r], has_excl, excl);
 		}
 		return;
 	}
