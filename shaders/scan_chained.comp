@@ -298,17 +298,20 @@ T chunks_total(T chunk_total, out T prefix)
 // chunk, and the owner publishes before it scans its rows. For 64-bit types, where it was
 // measured faster on the H200: i64 and u64 max 1616 to 1623 us at 2^28 against 1715 to 1722
 // (session 20, run S20-1); i32 max 16 us slower (session 19), f32 max no faster (S20-1).
+// Sums and products of i64 and u64, exact too, were 111-115 and 25 us slower (run S21-9).
 #if ELEM_ALIGN == 8
 const bool LANE_FOLD_AGGREGATE = OP >= 2u;
 #else
 const bool LANE_FOLD_AGGREGATE = false;
 #endif
 
-// Whether lane 0 stores its rows through a call of its own. One call for every lane, with the
-// prefix chosen before it, took the 32-bit scans that compute their prefixes after the
-// look-back from 666-689 to 635-660 us at 2^28 on the H200 (f32 sum 686 -> 658: 1.31x
+// Whether lane 0 stores its rows through a call of its own. Its prefix is the row carry, not
+// a shuffle, and as a branch of its own it made every subgroup run the store code twice,
+// once for lane 0 and once for the others. One call for every lane, with the prefix chosen
+// before it, took the 32-bit scans that compute their prefixes after the look-back from
+// 674-694 to 631-665 us at 2^28 on the H200 (f32 sum 684-694 -> 655-661: 1.28-1.31x
 // torch.cumsum), but the products, minima and maxima of 64-bit integers from 1551-1661 to
-// 1660-1842 us (i64 product to 116 registers; session 21, run S21-6).
+// 1660-1842 us (i64 product to 116 registers; session 21, runs S21-6 to S21-8).
 const bool LANE_ZERO_STORES_APART = ELEM_ALIGN == 8 && !ROW_PREFIX_EARLY;
 
 // The prefix in the tile before this lane's vector of row r, whose lanes' inclusive scan is
