@@ -781,6 +781,8 @@ void main()
 		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
 		excl = with_parts_before(lid, tile, has_excl, excl, total);
 		if (LANE_ZERO_STORES_APART) {
+			// row_prefix's steps spelled out, as a833700 had them: the form measured for
+			// these builds, whose register count moved with the shape of this loop.
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 				T before = shuffle_up(incl[r], 1u); // the lanes before this one (lane 0: none)
 				T row_total = shuffle_from(incl[r], gl_SubgroupSize - 1u);
