@@ -203,20 +203,25 @@ void store_tile(uint lid, uint t, T prefix[2], T vals[2][ITEMS])
 #define CHUNK_TILE (WG_SIZE * CHUNK_ROWS * VEC) // elements
 const bool CHUNKED = !STAGED;
 shared T s_chunk[WG_SIZE / MIN_SUBGROUP];       // the subgroups' totals
-// Whether each lane's in-tile prefixes of its rows are computed before the look-back, so
-// that the shuffles and the chain of row totals wait in its round trips instead of standing
-// between its answer and the stores. Where it holds the driver's register count (64 for
-// i32 sum and f32 min/max, 80 for f64 sum and product and i64 sum), it was measured faster
-// at 2^28 on the H200 (session 21, runs S21-4 and S21-5): i32 sum 684 -> 621 us, f32 max
-// 837 -> 793, f64 sum 1496 -> 1440, f64 product 1494 -> 1436, i64 sum 1499 -> 1417. Where
-// the values held through the look-back cost registers it is off: f32 sum and product went
-// from 64 to 80 and gained nothing, i32 product and max 3 to 6 us slower at 80, i64 product
-// 1660 -> 1808 at 114, i64 max 1573 -> 1650. Parking them in shared memory instead took
-// every build to 80-122 registers and was slower everywhere (f64 sum 1630 us).
+// Whether each lane finishes its rows' scans within the tile before the look-back (8-byte
+// types): the rows' shuffles, the chain of row totals and each vector's own scan all wait in
+// the look-back's round trips, and their results replace the lane's vectors, so that only
+// the earlier tiles' prefix and the stores follow the answer, with nothing more held through
+// the look-back than the tile itself. On the H200 at 2^28 (session 23, run S23-2): i64 and
+// u64 products 1650 -> 1475 us, minima and maxima 1545-1567 -> 1477-1481, f64 product
+// 1426 -> 1414, sums within 6 us; the driver kept 80 registers and spilled nothing (16 to 32
+// bytes before). For 32-bit types it cost 80 registers where they had 64 (f32 sum and
+// product +25 us) or 5 to 25 us at the same 64 (i32 sums, minima and maxima).
+const bool LOCAL_SCAN_EARLY = ELEM_ALIGN == 8;
+// For 32-bit types, whether each lane's in-tile prefixes of its rows are computed before the
+// look-back (the vectors' own scans stay after it). Where it holds the driver's register
+// count it was measured faster at 2^28 on the H200 (session 21, runs S21-4 and S21-5): i32
+// sum 684 -> 621 us, f32 max 837 -> 793. Where the values held through the look-back cost
+// registers it is off: f32 sum and product went from 64 to 80 and gained nothing, i32
+// product and max 3 to 6 us slower at 80. Parking them in shared memory instead took every
+// build to 80 registers and was slower everywhere.
 #if defined(DTYPE_F32)
 const bool ROW_PREFIX_EARLY = OP >= 2u;
-#elif defined(DTYPE_F64)
-const bool ROW_PREFIX_EARLY = OP <= 1u;
 #else
 const bool ROW_PREFIX_EARLY = OP == 0u;
 #endif
@@ -305,14 +310,11 @@ const bool LANE_FOLD_AGGREGATE = OP >= 2u;
 const bool LANE_FOLD_AGGREGATE = false;
 #endif
 
-// Whether lane 0 stores its rows through a call of its own. Its prefix is the row carry, not
-// a shuffle, and as a branch of its own it made every subgroup run the store code twice,
-// once for lane 0 and once for the others. One call for every lane, with the prefix chosen
-// before it, took the 32-bit scans that compute their prefixes after the look-back from
-// 674-694 to 631-665 us at 2^28 on the H200 (f32 sum 684-694 -> 655-661: 1.28-1.31x
-// torch.cumsum), but the products, minima and maxima of 64-bit integers from 1551-1661 to
-// 1660-1842 us (i64 product to 116 registers; session 21, runs S21-6 to S21-8).
-const bool LANE_ZERO_STORES_APART = ELEM_ALIGN == 8 && !ROW_PREFIX_EARLY;
+// Every lane stores its rows through one call, its prefix chosen before it. Lane 0's prefix
+// is the row carry, not a shuffle, and as a branch of its own it made every subgroup run the
+// store code twice, once for lane 0 and once for the others: one call took the 32-bit scans
+// that compute their prefixes after the look-back from 674-694 to 631-665 us at 2^28 on the
+// H200 (f32 sum 684-694 -> 655-661; session 21, runs S21-6 to S21-8).
 
 // The prefix in the tile before this lane's vector of row r, whose lanes' inclusive scan is
 // incl_r; run holds the fold of everything in the tile before row r (has: whether there is
@@ -347,12 +349,12 @@ T chunk_aggregate(uint m)
 	return chunks_total(LANE_FOLD_AGGREGATE ? chunk_total_of(carry) : carry, ignored);
 }
 
-// Stores row r's scan given the prefix of everything before this lane's vector in the tile
-// (has: there is something before it), combined with the prefix of earlier tiles, excl,
-// where there are any (has_excl).
-void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
+// Row r's scan within the tile for this lane's vector x, given the prefix of everything
+// before that vector in the tile (has: there is something before it): inclusive, or
+// exclusive; still without the earlier tiles' prefix, and in the scan's representation.
+VT row_local_scan(bool has, T prefix, VT x)
 {
-	T out_vals[VEC];
+	VT out_vals;
 	T p = prefix;
 	[[unroll]] for (uint c = 0u; c < VEC; c++) {
 		if (EXCLUSIVE) {
@@ -364,8 +366,16 @@ void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
 		}
 		has = true;
 	}
+	return out_vals;
+}
+
+// Stores row r's local scan combined with the prefix of earlier tiles, excl, where there
+// are any (has_excl).
+void store_scanned_row(uint t, uint r, VT local, bool has_excl, T excl)
+{
+	T out_vals[VEC];
 	[[unroll]] for (uint c = 0u; c < VEC; c++)
-		out_vals[c] = scan_out(has_excl ? scan_op(excl, out_vals[c]) : out_vals[c]);
+		out_vals[c] = scan_out(has_excl ? scan_op(excl, local[c]) : local[c]);
 	uint v = chunk_vec(t, r), base = v * VEC;
 	if (pc.vec_ok != 0u && base + VEC <= pc.n) {
 		VT y;
@@ -377,6 +387,14 @@ void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
 		[[unroll]] for (uint c = 0u; c < VEC && base + c < pc.n; c++)
 			dst.v[base + c] = out_vals[c];
 	}
+}
+
+// Stores row r's scan given the prefix of everything before this lane's vector in the tile
+// (has: there is something before it), combined with the prefix of earlier tiles, excl,
+// where there are any (has_excl).
+void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
+{
+	store_scanned_row(t, r, row_local_scan(has, prefix, x), has_excl, excl);
 }
 
 #else
@@ -770,9 +788,14 @@ void main()
 				incl[r] = subgroup_inclusive(fold_vec(x[r]));
 		// Only the tile's first element has nothing before it in the tile.
 		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
-		T prefixes[CHUNK_ROWS], run = chunk_prefix;
+		T run = chunk_prefix;
 		bool has = gl_SubgroupID > 0u;
-		if (ROW_PREFIX_EARLY)
+		if (LOCAL_SCAN_EARLY) {
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+				x[r] = row_local_scan(r > 0u || first_has, row_prefix(incl[r], run, has), x[r]);
+		}
+		T prefixes[CHUNK_ROWS];
+		if (!LOCAL_SCAN_EARLY && ROW_PREFIX_EARLY)
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 				prefixes[r] = row_prefix(incl[r], run, has);
 		// Each element's output is op(excl, its scan in the tile): the shape does not
@@ -780,22 +803,10 @@ void main()
 		bool has_excl = tile > 0u;
 		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
 		excl = with_parts_before(lid, tile, has_excl, excl, total);
-		if (LANE_ZERO_STORES_APART) {
-			// row_prefix's steps spelled out, as a833700 had them: the form measured for
-			// these builds, whose register count moved with the shape of this loop.
-			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
-				T before = shuffle_up(incl[r], 1u); // the lanes before this one (lane 0: none)
-				T row_total = shuffle_from(incl[r], gl_SubgroupSize - 1u);
-				if (gl_SubgroupInvocationID == 0u)
-					store_row(tile, r, has, run, x[r], has_excl, excl);
-				else
-					store_row(tile, r, true, has ? scan_op(run, before) : before, x[r],
-						  has_excl, excl);
-				run = has ? scan_op(run, row_total) : row_total;
-				has = true;
-			}
-		} else {
-			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+			if (LOCAL_SCAN_EARLY)
+				store_scanned_row(tile, r, x[r], has_excl, excl);
+			else
 				store_row(tile, r, r > 0u || first_has,
 					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], run, has),
 					  x[r], has_excl, excl);
