@@ -25,6 +25,26 @@ scan r8 r8 sum,prod,max i64,f64
 timeout 60 python3 bench/torch_bench.py --kinds scan --min-log2 28 --max-log2 28 --reps 20 \
   --dtypes f32,f64,i32,i64 --csv "$o/torch-scan.csv" > "$o/torch-scan.txt" 2>&1
 echo "torch scan rc=$? $(date +%T)"; grep -E "^scan" "$o/torch-scan.txt" | awk '{print $2, $3, $5}' | tr '\n' ';'; echo; pack
+python3 - "$o" <<'PY2'
+import csv, sys
+o = sys.argv[1]
+def us(path):
+    try:
+        return {(r['op'], r['dtype']): r['us'] for r in csv.DictReader(open(path)) if r['kind'] == 'scan'}
+    except OSError:
+        return {}
+fin, r8, torch = us(f'{o}/scan-fin.csv'), us(f'{o}/scan-r8.csv'), us(f'{o}/torch-scan.csv')
+with open(f'{o}/scan-s23.csv', 'w') as f:
+    f.write('scan,8716055_us,final_us,torch_us\n')
+    for d in 'f32,i32,f64,i64,u64'.split(','):
+        for op in 'sum,prod,min,max'.split(','):
+            if d in ('f32', 'i32') and op != 'sum':
+                continue
+            f.write(f"{d} {op},{r8.get((op, d), '')},{fin.get((op, d), '')},{torch.get((op, d), '')}\n")
+PY2
+python3 bench/plot_bars.py "$o/scan-s23.csv" "$o/scan-s23.png" --columns 8716055_us,final_us,torch_us \
+  --title 'Scans at 2^28 on the H200 (run S23-3): 8716055 where timed, the final build, torch'
+pack
 timeout 70 $b/test_kern_scan-fin > "$o/test_kern_scan-fin.txt" 2>&1
 echo "test_kern_scan fin rc=$? $(date +%T)"; tail -n 2 "$o/test_kern_scan-fin.txt"
 kill $smi; pack
