@@ -209,9 +209,11 @@ shared T s_chunk[WG_SIZE / MIN_SUBGROUP];       // the subgroups' totals
 // the earlier tiles' prefix and the stores follow the answer, with nothing more held through
 // the look-back than the tile itself. On the H200 at 2^28 (session 23, run S23-2): i64 and
 // u64 products 1650 -> 1475 us, minima and maxima 1545-1567 -> 1477-1481, f64 product
-// 1426 -> 1414, sums within 6 us; the driver kept 80 registers and spilled nothing (16 to 32
-// bytes before). For 32-bit types it cost 80 registers where they had 64 (f32 sum and
-// product +25 us) or 5 to 25 us at the same 64 (i32 sums, minima and maxima).
+// 1426 -> 1414, sums within 6 us (run S23-3, against 8716055 in the same run: i64 product
+// 1648 -> 1479, i64 max 1558 -> 1480); the driver kept 80 registers and spilled nothing (16
+// to 32 bytes before). For 32-bit types it took the f32 sum and product and the i32 and u32
+// minima and maxima from 64 registers to 80 (+20 to +28 us), and slowed the i32 and u32
+// sums by 4 to 7 us at 64.
 const bool LOCAL_SCAN_EARLY = ELEM_ALIGN == 8;
 // For 32-bit types, whether each lane's in-tile prefixes of its rows are computed before the
 // look-back (the vectors' own scans stay after it). Where it holds the driver's register
