@@ -312,12 +312,6 @@ const bool LANE_FOLD_AGGREGATE = OP >= 2u;
 const bool LANE_FOLD_AGGREGATE = false;
 #endif
 
-// Every lane stores its rows through one call, its prefix chosen before it. Lane 0's prefix
-// is the row carry, not a shuffle, and as a branch of its own it made every subgroup run the
-// store code twice, once for lane 0 and once for the others: one call took the 32-bit scans
-// that compute their prefixes after the look-back from 674-694 to 631-665 us at 2^28 on the
-// H200 (f32 sum 684-694 -> 655-661; session 21, runs S21-6 to S21-8).
-
 // The prefix in the tile before this lane's vector of row r, whose lanes' inclusive scan is
 // incl_r; run holds the fold of everything in the tile before row r (has: whether there is
 // any), and moves past row r.
@@ -805,6 +799,12 @@ void main()
 		bool has_excl = tile > 0u;
 		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
 		excl = with_parts_before(lid, tile, has_excl, excl, total);
+		// Every lane stores its rows through one call, its prefix chosen before it. Lane
+		// 0's prefix is the row carry, not a shuffle, and as a branch of its own it made
+		// every subgroup run the store code twice, once for lane 0 and once for the
+		// others: one call took the 32-bit scans that compute their prefixes after the
+		// look-back from 674-694 to 631-665 us at 2^28 on the H200 (f32 sum 684-694 ->
+		// 655-661; session 21, runs S21-6 to S21-8).
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 			if (LOCAL_SCAN_EARLY)
 				store_scanned_row(tile, r, x[r], has_excl, excl);
