@@ -568,6 +568,9 @@ static void read_info(struct gpu *gpu)
 	 * S20-4). Not on CPU devices: lavapipe's threads each run a contiguous share of the
 	 * grid, so the first workgroup of a later share waits for all before it
 	 * (scan_chained.comp). */
+	const char *rows = getenv("VKR_SCAN_CHUNK_ROWS");
+	long chunk_rows = rows && *rows ? strtol(rows, NULL, 10) : 0;
+	info->scan_chunk_rows_override = chunk_rows > 0 && chunk_rows <= (long)KERN_MAX_CHUNK_ROWS ? (uint32_t)chunk_rows : 0;
 	const char *tiles = getenv("VKR_SCAN_TILES");
 	bool by_counter = tiles && strcmp(tiles, "counter") == 0, by_workgroup = tiles && strcmp(tiles, "workgroup") == 0;
 	info->scan_tiles_by_workgroup = by_workgroup || (!by_counter && p->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
@@ -769,20 +772,23 @@ static int find_or_load_module(struct gpu *gpu, size_t i, VkShaderModule *out, c
 static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, char *err, size_t err_size)
 {
 	const struct kern_pipeline_source *src = kern_pipeline_source(i);
-	uint32_t spec_data[4] = { 0 };
+	uint32_t spec_data[5] = { 0 };
 	memcpy(spec_data, src->spec, sizeof(src->spec));
 	if (src->one_dispatch) /* reduce.comp's FLAGGED_PARTIALS: only pass 3 has partials to flag */
 		spec_data[1] = kern_flagged_partials(&gpu->info, src->accumulator_bytes);
-	/* scan_chained.comp's TILES_BY_WORKGROUP; no other module declares constant 3. */
+	/* scan_chained.comp's TILES_BY_WORKGROUP and CHUNK_ROWS; no other module declares
+	 * constants 3 and 4. */
 	spec_data[3] = src->device_single_pass && gpu->info.scan_tiles_by_workgroup;
-	const VkSpecializationMapEntry entries[4] = {
+	spec_data[4] = kern_scan_chunk_rows(&gpu->info, src->dtype, src->op);
+	const VkSpecializationMapEntry entries[5] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
 		{ .constantID = 1, .offset = 4, .size = 4 },
 		{ .constantID = 2, .offset = 8, .size = 4 },
 		{ .constantID = 3, .offset = 12, .size = 4 },
+		{ .constantID = 4, .offset = 16, .size = 4 },
 	};
 	const VkSpecializationInfo spec = {
-		.mapEntryCount = 4,
+		.mapEntryCount = 5,
 		.pMapEntries = entries,
 		.dataSize = sizeof(spec_data),
 		.pData = spec_data,

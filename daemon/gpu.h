@@ -107,6 +107,10 @@ struct gpu_info {
 	 * VKR_SCAN_TILE=blelloch. */
 	bool scan_chunked;
 	uint32_t scan_patience;        /* single-pass: look-back rounds before doing stalled work */
+	/* VKR_SCAN_CHUNK_ROWS: rows per invocation of every chunked tile (1 to
+	 * KERN_MAX_CHUNK_ROWS), for measurements; 0: kern_scan_chunk_rows()'s choice per op and
+	 * dtype. */
+	uint32_t scan_chunk_rows_override;
 	/* Single-pass tiles over device memory taken by workgroup id instead of from a counter
 	 * (scan_chained.comp's TILES_BY_WORKGROUP): by default on devices other than CPUs;
 	 * VKR_SCAN_TILES=workgroup or counter. */

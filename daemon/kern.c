@@ -327,15 +327,26 @@ static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 	return wanted && gpu_pipeline_available(gpu, chained_pipeline(job));
 }
 
+uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	if (info->scan_chunk_rows_override)
+		return info->scan_chunk_rows_override;
+	(void)dtype;
+	(void)op;
+	/* 8 rows (32 KiB tiles) measured best for every op and dtype but the f64 sum and product
+	 * on the H200 (docs/BENCHMARKS.md, sessions 6, 7 and 23). */
+	return 8;
+}
+
 /* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for
  * the single pass over device memory in the build with subgroup operations, chunked tiles of
- * KERN_CHUNK_ROWS vectors per invocation (CHUNK_ROWS in scan_chained.comp; both come from the
- * meson option scan_chunk_rows). */
+ * kern_scan_chunk_rows() vectors per invocation (gpu.c passes the same value to
+ * scan_chained.comp as CHUNK_ROWS). */
 static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t per_vec = 16 / dtype_size(job->dtype);
 	if (gpu->info.scan_chunked && !job->host_memory && single_pass(gpu, job))
-		return WG_SIZE * KERN_CHUNK_ROWS * per_vec;
+		return WG_SIZE * (uint64_t)kern_scan_chunk_rows(&gpu->info, job->dtype, job->op) * per_vec;
 	return SCAN_SLOTS * 2 * per_vec;
 }
 

@@ -159,6 +159,13 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index);
  * only; kern.c runs them where they were built. */
 bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
+/* Rows of 16-byte vectors per invocation in the chunked tiles of the single-pass scan of
+ * device memory (scan_chained.comp's CHUNK_ROWS, which gpu.c sets per pipeline from this; the
+ * tile is WG_SIZE x rows vectors): per op and dtype as measured on the H200, or
+ * info.scan_chunk_rows_override. */
+#define KERN_MAX_CHUNK_ROWS 16u
+uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+
 /* Whether one-dispatch reductions with accumulators of this size keep flagged partials in
  * the command buffer's table (reduce.comp's FLAGGED_PARTIALS, which gpu.c sets per pipeline
  * from this): where info.reduce_flagged_partials, for 4-byte accumulators (32-bit dtypes and
