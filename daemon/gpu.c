@@ -697,7 +697,8 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 
 /* The module a pipeline is built from: the DenormPreserve build of a float kernel where the
  * device can keep subnormals at that width, else the portable one (which compares floats by
- * their bits, slower for min/max). */
+ * their bits, slower for min/max); for the single pass with chunked tiles of other rows than
+ * KERN_FIXED_CHUNK_ROWS, the build that takes them as a specialization constant. */
 static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pipeline_source *src,
 				     size_t *size)
 {
@@ -714,6 +715,16 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 		}
 		*size = src->size_blelloch;
 		return src->code_blelloch;
+	}
+	if (src->code_specialized_rows &&
+	    kern_scan_chunk_rows(&gpu->info, src->dtype, src->op) != KERN_FIXED_CHUNK_ROWS) {
+		/* Chunked tiles of other rows than the plain build compiled in. */
+		if (preserve && src->code_specialized_rows_denorm_preserve) {
+			*size = src->size_specialized_rows_denorm_preserve;
+			return src->code_specialized_rows_denorm_preserve;
+		}
+		*size = src->size_specialized_rows;
+		return src->code_specialized_rows;
 	}
 	if (preserve && src->code_denorm_preserve) {
 		*size = src->size_denorm_preserve;
@@ -776,8 +787,8 @@ static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, ch
 	memcpy(spec_data, src->spec, sizeof(src->spec));
 	if (src->one_dispatch) /* reduce.comp's FLAGGED_PARTIALS: only pass 3 has partials to flag */
 		spec_data[1] = kern_flagged_partials(&gpu->info, src->accumulator_bytes);
-	/* scan_chained.comp's TILES_BY_WORKGROUP and CHUNK_ROWS; no other module declares
-	 * constants 3 and 4. */
+	/* scan_chained.comp's TILES_BY_WORKGROUP and CHUNK_ROWS (declared by its scan_chained_rows
+	 * build only); no other module declares constants 3 and 4. */
 	spec_data[3] = src->device_single_pass && gpu->info.scan_tiles_by_workgroup;
 	spec_data[4] = kern_scan_chunk_rows(&gpu->info, src->dtype, src->op);
 	const VkSpecializationMapEntry entries[5] = {

@@ -135,6 +135,13 @@ static const size_t *const kernel_size_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_NONE, DTYPE_NONE,
 };
 
+/* The single-pass scan with its chunk rows a specialization constant (scan_chained_rows):
+ * where kern_scan_chunk_rows() is not KERN_FIXED_CHUNK_ROWS. */
+static const uint32_t *const scan_rows_code[VKR_DTYPE_COUNT_] = DTYPE_TABLE(scan_chained_rows);
+static const size_t *const scan_rows_size[VKR_DTYPE_COUNT_] = DTYPE_SIZES(scan_chained_rows);
+static const uint32_t *const scan_rows_code_dp[VKR_DTYPE_COUNT_] = DTYPE_TABLE_DP(scan_chained_rows);
+static const size_t *const scan_rows_size_dp[VKR_DTYPE_COUNT_] = DTYPE_SIZES_DP(scan_chained_rows);
+
 static struct kern_pipeline_source sources[PIPE_TOTAL];
 static char source_names[PIPE_TOTAL][40];
 
@@ -168,6 +175,12 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->spec[1] = exclusive;
 	s->spec[2] = variant;
 	s->device_single_pass = kernel == K_SCAN_CHAINED && !variant;
+	if (s->device_single_pass) {
+		s->code_specialized_rows = scan_rows_code[dtype];
+		s->size_specialized_rows = *scan_rows_size[dtype];
+		s->code_specialized_rows_denorm_preserve = scan_rows_code_dp[dtype];
+		s->size_specialized_rows_denorm_preserve = scan_rows_size_dp[dtype] ? *scan_rows_size_dp[dtype] : 0;
+	}
 	s->reduction = reduction;
 	s->one_dispatch = reduction && variant;
 	s->atomic_tail = atomic;
@@ -331,11 +344,15 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 {
 	if (info->scan_chunk_rows_override)
 		return info->scan_chunk_rows_override;
-	(void)dtype;
-	(void)op;
-	/* 8 rows (32 KiB tiles) measured best for every op and dtype but the f64 sum and product
-	 * on the H200 (docs/BENCHMARKS.md, sessions 6, 7 and 23). */
-	return 8;
+	/* 12 rows (48 KiB tiles of f64 sums and products, i64 and u64 products) against 8 on the
+	 * H200 at 2^28, in the same run (S24-1): f64 sum 1431 -> 1382 us, product 1426 -> 1376,
+	 * i64 and u64 products 1490 -> 1468-1476; i64 and u64 sums the same, their min and max
+	 * 38 to 49 us slower. The 32-bit types measured best at 8 (10 rows: f32 sum -4 us, i32
+	 * sum +26; 12 rows: +20 to +60; sessions 6, 7, 23 and run S24-1). */
+	bool wide = dtype == VKR_DTYPE_F64 || dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64;
+	if ((dtype == VKR_DTYPE_F64 && op == VKR_OP_SUM) || (wide && op == VKR_OP_PROD))
+		return 12;
+	return KERN_FIXED_CHUNK_ROWS;
 }
 
 /* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for

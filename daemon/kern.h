@@ -129,6 +129,14 @@ struct kern_pipeline_source {
 	size_t size_blelloch;
 	const uint32_t *code_blelloch_denorm_preserve;
 	size_t size_blelloch_denorm_preserve;
+	/* The single-pass scan of device memory with its chunk rows a specialization constant
+	 * (the scan_chained_rows build; plain and DenormPreserve), which gpu.c picks where
+	 * kern_scan_chunk_rows() is not KERN_FIXED_CHUNK_ROWS, the rows the plain build has
+	 * compiled in. NULL for every other pipeline. */
+	const uint32_t *code_specialized_rows;
+	size_t size_specialized_rows;
+	const uint32_t *code_specialized_rows_denorm_preserve;
+	size_t size_specialized_rows_denorm_preserve;
 	/* Shared memory the kernel needs beyond Vulkan's guaranteed 16 KiB (0 if it fits). */
 	uint32_t shared_bytes;
 	uint32_t spec[3]; /* specialization constants 0 (op), 1 (exclusive; for reductions gpu.c sets
@@ -160,8 +168,9 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index);
 bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 /* Rows of 16-byte vectors per invocation in the chunked tiles of the single-pass scan of
- * device memory (scan_chained.comp's CHUNK_ROWS, which gpu.c sets per pipeline from this; the
- * tile is WG_SIZE x rows vectors): per op and dtype as measured on the H200, or
+ * device memory (scan_chained.comp's CHUNK_ROWS: compiled in at KERN_FIXED_CHUNK_ROWS, from
+ * shaders/meson.build, else gpu.c passes it to the scan_chained_rows build; the tile is
+ * WG_SIZE x rows vectors): per op and dtype as measured on the H200, or
  * info.scan_chunk_rows_override. */
 #define KERN_MAX_CHUNK_ROWS 16u
 uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);

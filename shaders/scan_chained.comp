@@ -198,12 +198,16 @@ void store_tile(uint lid, uint t, T prefix[2], T vals[2][ITEMS])
 // a loop, the arrays indexed by it went to local memory (f32 max and the 64-bit types ran
 // 2.4 to 5.5 times slower on the H200).
 #extension GL_EXT_control_flow_attributes : require
-// Rows per invocation: a specialization constant, so that each op and dtype runs the tile
-// size measured best for it (kern_scan_chunk_rows() in kern.c, which sizes the tiles from the
-// same value; VKR_SCAN_CHUNK_ROWS overrides it for measurements). The driver compiles each
+// Rows per invocation: fixed when compiled (CHUNK_ROWS from shaders/meson.build's
+// scan_fixed_chunk_rows), or in the scan_chained_rows build (SPECIALIZED_CHUNK_ROWS) a
+// specialization constant, so that each op and dtype runs the tile size measured best for
+// it (kern_scan_chunk_rows() in kern.c, which sizes the tiles from the same value;
+// VKR_SCAN_CHUNK_ROWS overrides it for measurements). The driver compiles each
 // specialization on its own, so the arrays below still live in registers once it has
 // unrolled the loops.
+#if defined(SPECIALIZED_CHUNK_ROWS)
 layout(constant_id = 4) const uint CHUNK_ROWS = 8u;
+#endif
 #define CHUNK_TILE (WG_SIZE * CHUNK_ROWS * VEC) // elements
 const bool CHUNKED = !STAGED;
 shared T s_chunk[WG_SIZE / MIN_SUBGROUP];       // the subgroups' totals
