@@ -695,6 +695,16 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 }
 
 
+/* One build of a kernel: its DenormPreserve variant where wanted and there is one, else the
+ * plain one. */
+static const uint32_t *plain_or_preserving(bool preserve, const uint32_t *plain, size_t plain_size,
+					   const uint32_t *preserving, size_t preserving_size, size_t *size)
+{
+	bool use_preserving = preserve && preserving;
+	*size = use_preserving ? preserving_size : plain_size;
+	return use_preserving ? preserving : plain;
+}
+
 /* The module a pipeline is built from: the DenormPreserve build of a float kernel where the
  * device can keep subnormals at that width, else the portable one (which compares floats by
  * their bits, slower for min/max); for the single pass with chunked tiles of other rows than
@@ -707,31 +717,17 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 	bool subgroup = src->device_single_pass ? gpu->info.scan_chunked
 			: src->reduction      ? gpu->info.reduce_subgroup_tree
 					      : gpu->info.scan_tile_subgroup;
-	if (src->code_blelloch && !subgroup) {
-		/* The build without subgroup operations. */
-		if (preserve && src->code_blelloch_denorm_preserve) {
-			*size = src->size_blelloch_denorm_preserve;
-			return src->code_blelloch_denorm_preserve;
-		}
-		*size = src->size_blelloch;
-		return src->code_blelloch;
-	}
+	if (src->code_blelloch && !subgroup) /* the build without subgroup operations */
+		return plain_or_preserving(preserve, src->code_blelloch, src->size_blelloch,
+					   src->code_blelloch_denorm_preserve,
+					   src->size_blelloch_denorm_preserve, size);
 	if (src->code_specialized_rows &&
-	    kern_scan_chunk_rows(&gpu->info, src->dtype, src->op) != KERN_FIXED_CHUNK_ROWS) {
-		/* Chunked tiles of other rows than the plain build compiled in. */
-		if (preserve && src->code_specialized_rows_denorm_preserve) {
-			*size = src->size_specialized_rows_denorm_preserve;
-			return src->code_specialized_rows_denorm_preserve;
-		}
-		*size = src->size_specialized_rows;
-		return src->code_specialized_rows;
-	}
-	if (preserve && src->code_denorm_preserve) {
-		*size = src->size_denorm_preserve;
-		return src->code_denorm_preserve;
-	}
-	*size = src->size;
-	return src->code;
+	    kern_scan_chunk_rows(&gpu->info, src->dtype, src->op) != KERN_FIXED_CHUNK_ROWS)
+		return plain_or_preserving(preserve, src->code_specialized_rows, src->size_specialized_rows,
+					   src->code_specialized_rows_denorm_preserve,
+					   src->size_specialized_rows_denorm_preserve, size);
+	return plain_or_preserving(preserve, src->code, src->size, src->code_denorm_preserve,
+				   src->size_denorm_preserve, size);
 }
 
 /* Whether this device builds pipeline src at all: the others are never dispatched here. */
