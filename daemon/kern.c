@@ -344,14 +344,19 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 {
 	if (info->scan_chunk_rows_override)
 		return info->scan_chunk_rows_override;
-	/* 12 rows (48 KiB tiles of f64 sums and products, i64 and u64 products) against 8 on the
-	 * H200 at 2^28, in the same run (S24-1): f64 sum 1431 -> 1382 us, product 1426 -> 1376,
-	 * i64 and u64 products 1490 -> 1468-1476; i64 and u64 sums the same, their min and max
-	 * 38 to 49 us slower. The 32-bit types measured best at 8 (10 rows: f32 sum -4 us, i32
-	 * sum +26; 12 rows: +20 to +60; sessions 6, 7, 23 and run S24-1). */
+	/* On the H200 at 2^28 (docs/BENCHMARKS.md, session 24). 14 rows (56 KiB tiles, 128
+	 * registers) for the f64 sum and product and the i64 and u64 products: f64 sum 1377 ->
+	 * 1317 us against 8 rows' 1427 (12 rows 1380; runs S24-2, S24-3), u64 product 1472 ->
+	 * 1427, i64 product 1476 -> 1434 (8 rows 1486 to 1490); 16 rows +400 to +500, 10 rows
+	 * slower than 8. i64 and u64 sums gained nothing at 12 rows, their min and max lost 36 to
+	 * 49 us (S24-1). 9 rows (36 KiB, still 64 registers) for the f32 sum and product: 660 to
+	 * 663 -> 641 us (S24-2, S24-3); the i32 sum and product lost 4 to 5 us at 9, and 10 to
+	 * 12 rows (80 to 128 registers) were slower for every 32-bit scan (S23-1, S24-1). */
 	bool wide = dtype == VKR_DTYPE_F64 || dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64;
 	if ((dtype == VKR_DTYPE_F64 && op == VKR_OP_SUM) || (wide && op == VKR_OP_PROD))
-		return 12;
+		return 14;
+	if (dtype == VKR_DTYPE_F32 && (op == VKR_OP_SUM || op == VKR_OP_PROD))
+		return 9;
 	return KERN_FIXED_CHUNK_ROWS;
 }
 
