@@ -352,7 +352,7 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 	 * 49 us (S24-1). 9 rows (36 KiB, still 64 registers) for the f32 sum and product: 660 to
 	 * 663 -> 641 us (S24-2, S24-3); the i32 sum and product lost 4 to 5 us at 9, and 10 to
 	 * 12 rows (80 to 128 registers) were slower for every 32-bit scan (S23-1, S24-1). */
-	bool wide = dtype == VKR_DTYPE_F64 || dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64;
+	bool wide = dtype_size(dtype) == 8;
 	if ((dtype == VKR_DTYPE_F64 && op == VKR_OP_SUM) || (wide && op == VKR_OP_PROD))
 		return 14;
 	if (dtype == VKR_DTYPE_F32 && (op == VKR_OP_SUM || op == VKR_OP_PROD))
