@@ -344,19 +344,37 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 {
 	if (info->scan_chunk_rows_override)
 		return info->scan_chunk_rows_override;
-	/* On the H200 at 2^28 (docs/BENCHMARKS.md, session 24). 14 rows (56 KiB tiles, 128
-	 * registers) for the f64 sum and product and the i64 and u64 products: f64 sum 1377 ->
-	 * 1317 us against 8 rows' 1427 (12 rows 1380; runs S24-2, S24-3), u64 product 1472 ->
-	 * 1427, i64 product 1476 -> 1434 (8 rows 1486 to 1490); 16 rows +400 to +500, 10 rows
-	 * slower than 8. i64 and u64 sums gained nothing at 12 rows, their min and max lost 36 to
-	 * 49 us (S24-1). 9 rows (36 KiB, still 64 registers) for the f32 sum and product: 660 to
-	 * 663 -> 641 us (S24-2, S24-3); the i32 sum and product lost 4 to 5 us at 9, and 10 to
-	 * 12 rows (80 to 128 registers) were slower for every 32-bit scan (S23-1, S24-1). */
+	/* On the H200 at 2^28 (docs/BENCHMARKS.md, sessions 24 and 25). The driver's registers
+	 * per invocation decide more than the tile's arithmetic, so every count was timed.
+	 * 14 rows (56 KiB tiles, 128 registers) for the f64 sum and product and the i64 and u64
+	 * products: f64 sum 1427 -> 1317 us (12 rows 1380, 13 1331, 9 1341, 15 1387 with spills;
+	 * runs S24-2, S24-3, S25-1, S25-2), i64 product 1477 -> 1416 (9 rows 1604, 13 1629).
+	 * 10 rows (80 registers) for the i64 and u64 sums: 1399 -> 1298 (9 rows 1340, 14 1350;
+	 * S25-1, S25-2). 9 rows for the 64-bit integer min and max: 1481 -> 1395 (10 rows 1530,
+	 * 14 1460). 9 rows (36 KiB, still 64 registers) for the f32 sum and product, 660 -> 641,
+	 * and for the 32-bit min and max, f32 787 -> 766 and i32 656 -> 635 (S25-2). The i32
+	 * and u32 sums and products lost 4 to 5 us at 9 rows (S24-2); 7 rows and 10 to 12 (80
+	 * to 128 registers) were slower for every 32-bit scan (S23-1, S24-1, S25-1). The f64 min
+	 * and max run reduce-then-scan (kern_device_scan_single_pass); single-pass they were
+	 * fastest at 8 rows (1998 us, against 2335 at 14 and 2590 at 9; S25-2). */
 	bool wide = dtype_size(dtype) == 8;
-	if ((dtype == VKR_DTYPE_F64 && op == VKR_OP_SUM) || (wide && op == VKR_OP_PROD))
-		return 14;
-	if (dtype == VKR_DTYPE_F32 && (op == VKR_OP_SUM || op == VKR_OP_PROD))
-		return 9;
+	switch (op) {
+	case VKR_OP_SUM:
+		if (dtype == VKR_DTYPE_F64)
+			return 14;
+		if (wide)
+			return 10;
+		return dtype == VKR_DTYPE_F32 ? 9 : KERN_FIXED_CHUNK_ROWS;
+	case VKR_OP_PROD:
+		if (wide)
+			return 14;
+		return dtype == VKR_DTYPE_F32 ? 9 : KERN_FIXED_CHUNK_ROWS;
+	case VKR_OP_MIN:
+	case VKR_OP_MAX:
+		return dtype == VKR_DTYPE_F64 ? KERN_FIXED_CHUNK_ROWS : 9;
+	default:
+		break;
+	}
 	return KERN_FIXED_CHUNK_ROWS;
 }
 
