@@ -4,7 +4,7 @@
  *
  *   vkreduce-bench [--all] [--ops sum,min,...] [--dtypes f32,...] [--min-log2 K]
  *                  [--max-log2 K] [--reps N] [--csv FILE] [--scan-only|--reduce-only] [--pcie]
- *                  [--times]
+ *                  [--exclusive] [--times]
  *
  * Each figure is the median of --reps runs of one job alone in its command buffer (the
  * time between the command buffer's first and last timestamp). Bandwidth counts the bytes
@@ -39,6 +39,7 @@ struct options {
 	bool reduce, scan;
 	bool pcie;
 	bool times;
+	bool exclusive; /* scans: exclusive rather than inclusive */
 	const char *csv;
 };
 
@@ -59,6 +60,7 @@ static void usage(FILE *f)
 		"  --max-log2 K        largest size 2^K elements (default 28 on GPUs, 22 on CPUs)\n"
 		"  --reps N            runs per figure, median reported (default 20)\n"
 		"  --reduce-only, --scan-only  (both: no kernel series, e.g. with --pcie)\n"
+		"  --exclusive         time exclusive scans (kind scan_excl) instead of inclusive\n"
 		"  --pcie              also time host RAM <-> device copies (2^max-log2 x 4 bytes, at\n"
 		"                      most one buffer) by the copy engine and by the copy kernel: each\n"
 		"                      direction, then both at once (the ceilings of requests on shared\n"
@@ -298,10 +300,11 @@ struct series_buffers {
  * that fits a chunk is a plain job (part_count 0), as it was before arrays spanned buffers. A
  * reduction's result slot is the start of out[0]. */
 static struct kern_job series_job(const struct series_buffers *sb, enum kern_kind kind, vkr_op op,
-				  vkr_dtype dtype, uint64_t n, struct kern_part *parts)
+				  vkr_dtype dtype, uint64_t n, bool exclusive, struct kern_part *parts)
 {
 	struct kern_job job = {
 		.kind = kind, .op = op, .dtype = dtype, .cmp = VKR_CMP_GT, .n = n, /* count: x > 0 */
+		.exclusive = kind == KERN_SCAN && exclusive,
 		.src = sb->in[0].address, .dst = sb->out[0].address, .scratch = sb->scratch.address,
 	};
 	uint64_t chunk_n = sb->chunk_bytes / proto_dtype_size(dtype);
@@ -336,7 +339,7 @@ static uint64_t series_scratch_bytes(const struct gpu *gpu, const struct options
 				for (int k = o->min_log2; k <= o->max_log2; k++) {
 					struct kern_part parts[BENCH_MAX_CHUNKS];
 					struct kern_job job = series_job(sb, kind ? KERN_SCAN : KERN_REDUCE, op, d,
-									 (uint64_t)1 << k, parts);
+									 (uint64_t)1 << k, o->exclusive, parts);
 					uint64_t bytes = kern_scratch_bytes(gpu, &job);
 					if (bytes > scratch)
 						scratch = bytes;
@@ -570,7 +573,7 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				uint64_t n = (uint64_t)1 << k;
 				struct kern_part parts[BENCH_MAX_CHUNKS]; /* read by kern_record() */
 				struct kern_job job = series_job(sb, kind ? KERN_SCAN : KERN_REDUCE, op, dtype, n,
-								 parts);
+								 o->exclusive, parts);
 				char msg[256];
 				rc = kern_validate(gpu, &job, msg, sizeof(msg));
 				if (rc < 0) {
@@ -584,7 +587,7 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				rc = time_median(gpu, o->reps, record_job, &job, &us);
 				if (rc < 0)
 					break;
-				report(kind ? "scan" : "reduce", proto_op_name(op), dtype, n, us, (double)traffic,
+				report(!kind ? "reduce" : o->exclusive ? "scan_excl" : "scan", proto_op_name(op), dtype, n, us, (double)traffic,
 				       copy_gbs, same_gbs, read_gbs);
 				if (k != check_log2)
 					continue;
@@ -605,12 +608,12 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				if (rc < 0)
 					break;
 				char why[256];
-				bool ok = kind ? ref_scan_check(op, dtype, false, host, n, check->map, why, sizeof(why))
+				bool ok = kind ? ref_scan_check(op, dtype, o->exclusive, host, n, check->map, why, sizeof(why))
 					       : ref_reduce_check(op, dtype, job.cmp, job.cmp_value, host, n,
 								  kern_result_decode(&job, check->map), why, sizeof(why));
 				if (!ok) {
 					fprintf(stderr, "vkreduce-bench: WRONG RESULT %s %s %s n=%llu: %s\n",
-						kind ? "scan" : "reduce", proto_op_name(op),
+						!kind ? "reduce" : o->exclusive ? "scan_excl" : "scan", proto_op_name(op),
 						proto_dtype_name(dtype), (unsigned long long)n, why);
 					rc = -EPROTO;
 				}
@@ -711,6 +714,7 @@ int main(int argc, char **argv)
 		{ "csv", required_argument, NULL, 'c' },
 		{ "reduce-only", no_argument, NULL, 'R' },
 		{ "scan-only", no_argument, NULL, 'S' },
+		{ "exclusive", no_argument, NULL, 'X' },
 		{ "pcie", no_argument, NULL, 'P' },
 		{ "times", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -734,6 +738,7 @@ int main(int argc, char **argv)
 		case 'c': o.csv = optarg; break;
 		case 'R': o.scan = false; break;
 		case 'S': o.reduce = false; break;
+		case 'X': o.exclusive = true; break;
 		case 'P': o.pcie = true; break;
 		case 'T': o.times = true; break;
 		case 'h': usage(stdout); return 0;
