@@ -722,7 +722,7 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 					   src->code_blelloch_denorm_preserve,
 					   src->size_blelloch_denorm_preserve, size);
 	if (src->code_specialized_rows &&
-	    kern_scan_chunk_rows(&gpu->info, src->dtype, src->op) != KERN_FIXED_CHUNK_ROWS)
+	    kern_scan_chunk_rows(&gpu->info, src->dtype, src->op, src->spec[1]) != KERN_FIXED_CHUNK_ROWS)
 		return plain_or_preserving(preserve, src->code_specialized_rows, src->size_specialized_rows,
 					   src->code_specialized_rows_denorm_preserve,
 					   src->size_specialized_rows_denorm_preserve, size);
@@ -786,7 +786,7 @@ static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, ch
 	/* scan_chained.comp's TILES_BY_WORKGROUP and CHUNK_ROWS (declared by its scan_chained_rows
 	 * build only); no other module declares constants 3 and 4. */
 	spec_data[3] = src->device_single_pass && gpu->info.scan_tiles_by_workgroup;
-	spec_data[4] = kern_scan_chunk_rows(&gpu->info, src->dtype, src->op);
+	spec_data[4] = kern_scan_chunk_rows(&gpu->info, src->dtype, src->op, src->spec[1]);
 	const VkSpecializationMapEntry entries[5] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
 		{ .constantID = 1, .offset = 4, .size = 4 },

@@ -340,7 +340,7 @@ static bool single_pass(const struct gpu *gpu, const struct kern_job *job)
 	return wanted && gpu_pipeline_available(gpu, chained_pipeline(job));
 }
 
-uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive)
 {
 	if (info->scan_chunk_rows_override)
 		return info->scan_chunk_rows_override;
@@ -351,13 +351,19 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 	 * runs S24-2, S24-3, S25-1, S25-2), i64 product 1477 -> 1416 (9 rows 1604, 13 1629).
 	 * 10 rows (80 registers) for the i64 and u64 sums: 1399 -> 1298 (9 rows 1340, 14 1350;
 	 * S25-1, S25-2). 9 rows for the 64-bit integer min and max: 1481 -> 1395 (10 rows 1530,
-	 * 14 1460). 9 rows (36 KiB, still 64 registers) for the f32 sum and product, 660 -> 641,
-	 * and for the 32-bit min and max, f32 787 -> 766 and i32 656 -> 635 (S25-2). The i32
-	 * and u32 sums and products lost 4 to 5 us at 9 rows (S24-2); 7 rows and 10 to 12 (80
-	 * to 128 registers) were slower for every 32-bit scan (S23-1, S24-1, S25-1). The f64 min
+	 * 14 1460). Exclusive 64-bit scans gain as much at the same counts (S25-4). The f64 min
 	 * and max run reduce-then-scan (kern_device_scan_single_pass); single-pass they were
-	 * fastest at 8 rows (1998 us, against 2335 at 14 and 2590 at 9; S25-2). */
+	 * fastest at 8 rows (1998 us, against 2335 at 14 and 2590 at 9; S25-2).
+	 * 32-bit scans: 9 rows (36 KiB, still 64 registers) for the inclusive f32 sum and
+	 * product, 660 -> 641 (S24-2, S24-3), and the inclusive min and max, f32 787 -> 766 and
+	 * i32 656 -> 635 (S25-2); the i32 and u32 sums and products lost 4 to 5 us at 9 rows
+	 * (S24-2), and 7 rows and 10 to 12 (80 to 128 registers) were slower for every 32-bit
+	 * scan (S23-1, S24-1, S25-1). Exclusive 32-bit scans lost at 9 rows (S25-4): f32 sum
+	 * 648 -> 679, i32 max 647 -> 719, f32 max 786 -> 868 (80 registers there), so they keep
+	 * 8. */
 	bool wide = dtype_size(dtype) == 8;
+	if (!wide && exclusive)
+		return KERN_FIXED_CHUNK_ROWS;
 	switch (op) {
 	case VKR_OP_SUM:
 		if (dtype == VKR_DTYPE_F64)
@@ -386,7 +392,8 @@ static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job 
 {
 	uint64_t per_vec = 16 / dtype_size(job->dtype);
 	if (gpu->info.scan_chunked && !job->host_memory && single_pass(gpu, job))
-		return WG_SIZE * (uint64_t)kern_scan_chunk_rows(&gpu->info, job->dtype, job->op) * per_vec;
+		return WG_SIZE * per_vec *
+		       (uint64_t)kern_scan_chunk_rows(&gpu->info, job->dtype, job->op, job->exclusive);
 	return SCAN_SLOTS * 2 * per_vec;
 }
 

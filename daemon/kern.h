@@ -170,10 +170,10 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 /* Rows of 16-byte vectors per invocation in the chunked tiles of the single-pass scan of
  * device memory (scan_chained.comp's CHUNK_ROWS: compiled in at KERN_FIXED_CHUNK_ROWS, from
  * shaders/meson.build, else gpu.c passes it to the scan_chained_rows build; the tile is
- * WG_SIZE x rows vectors): per op and dtype as measured on the H200, or
+ * WG_SIZE x rows vectors): per op, dtype and exclusiveness as measured on the H200, or
  * info.scan_chunk_rows_override. */
 #define KERN_MAX_CHUNK_ROWS 16u
-uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive);
 
 /* Whether one-dispatch reductions with accumulators of this size keep flagged partials in
  * the command buffer's table (reduce.comp's FLAGGED_PARTIALS, which gpu.c sets per pipeline
