@@ -443,7 +443,7 @@ static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n
 		   double bytes, double copy_gbs, double same_gbs, double read_gbs)
 {
 	double gbs = bytes / (us * 1e3);
-	printf("%-7s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f %9.2f", kind, op, proto_dtype_name(dtype),
+	printf("%-9s %-5s %-4s 2^%-3d %12.2f %10.1f %7.2f %9.2f", kind, op, proto_dtype_name(dtype),
 	       (int)log2((double)n), us, gbs, copy_gbs > 0 ? gbs / copy_gbs : 0,
 	       same_gbs > 0 ? gbs / same_gbs : 0);
 	if (read_gbs > 0)
@@ -581,14 +581,15 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 					break;
 				}
 				uint64_t traffic = n * esize * (kind ? 2 : 1);
+				const char *kind_name = !kind ? "reduce" : o->exclusive ? "scan_excl" : "scan";
 				double same_gbs = copy_gbs_moving(gpu, o, sb, traffic);
 				double read_gbs = kind ? 0 : read_gbs_over(gpu, o, sb, traffic);
 				double us = 0;
 				rc = time_median(gpu, o->reps, record_job, &job, &us);
 				if (rc < 0)
 					break;
-				report(!kind ? "reduce" : o->exclusive ? "scan_excl" : "scan", proto_op_name(op), dtype, n, us, (double)traffic,
-				       copy_gbs, same_gbs, read_gbs);
+				report(kind_name, proto_op_name(op), dtype, n, us, (double)traffic, copy_gbs,
+				       same_gbs, read_gbs);
 				if (k != check_log2)
 					continue;
 				/* The last run's output is still in place: check it. A scan's output is
@@ -608,12 +609,13 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				if (rc < 0)
 					break;
 				char why[256];
-				bool ok = kind ? ref_scan_check(op, dtype, o->exclusive, host, n, check->map, why, sizeof(why))
+				bool ok = kind ? ref_scan_check(op, dtype, o->exclusive, host, n, check->map, why,
+								sizeof(why))
 					       : ref_reduce_check(op, dtype, job.cmp, job.cmp_value, host, n,
 								  kern_result_decode(&job, check->map), why, sizeof(why));
 				if (!ok) {
 					fprintf(stderr, "vkreduce-bench: WRONG RESULT %s %s %s n=%llu: %s\n",
-						!kind ? "reduce" : o->exclusive ? "scan_excl" : "scan", proto_op_name(op),
+						kind_name, proto_op_name(op),
 						proto_dtype_name(dtype), (unsigned long long)n, why);
 					rc = -EPROTO;
 				}
@@ -839,7 +841,7 @@ int main(int argc, char **argv)
 	if (rc == 0 && series)
 		rc = series_buffers_alloc(gpu, &o, &sb);
 	if (rc == 0 && series)
-		printf("%-7s %-5s %-4s %-5s %12s %10s %7s %9s %7s\n", "kind", "op", "type", "n", "gpu us", "GB/s",
+		printf("%-9s %-5s %-4s %-5s %12s %10s %7s %9s %7s\n", "kind", "op", "type", "n", "gpu us", "GB/s",
 		       "of copy", "same-size", "of read");
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_ && rc == 0 && series; d++) {
 		if (!o.dtypes[d])
