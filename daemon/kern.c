@@ -366,22 +366,21 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 		return KERN_FIXED_CHUNK_ROWS;
 	switch (op) {
 	case VKR_OP_SUM:
-		if (dtype == VKR_DTYPE_F64)
-			return 14;
 		if (wide)
-			return 10;
-		return dtype == VKR_DTYPE_F32 ? 9 : KERN_FIXED_CHUNK_ROWS;
+			return dtype == VKR_DTYPE_F64 ? 14 : 10;
+		break;
 	case VKR_OP_PROD:
 		if (wide)
 			return 14;
-		return dtype == VKR_DTYPE_F32 ? 9 : KERN_FIXED_CHUNK_ROWS;
+		break;
 	case VKR_OP_MIN:
 	case VKR_OP_MAX:
 		return dtype == VKR_DTYPE_F64 ? KERN_FIXED_CHUNK_ROWS : 9;
 	default:
-		break;
+		return KERN_FIXED_CHUNK_ROWS;
 	}
-	return KERN_FIXED_CHUNK_ROWS;
+	/* Inclusive sums and products of 32-bit types. */
+	return dtype == VKR_DTYPE_F32 ? 9 : KERN_FIXED_CHUNK_ROWS;
 }
 
 /* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for
