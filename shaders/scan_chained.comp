@@ -489,12 +489,12 @@ void fallback_tile(uint lid, uint m)
 // (earlier tiles on the left): a pairwise tree whose shape depends on count alone (level k
 // combines lanes lid and lid + k for lid a multiple of 2k, where lid + k < count). count >= 1.
 // Every invocation gets the result. The two versions compute the same tree, so the same bits.
-#if defined(TILE_BLELLOCH) || ELEM_ALIGN == 8
 // In shared memory, a barrier per level: the build without subgroup operations, and 64-bit
-// types. (With the shuffles below the driver gave the f64 sum kernel 64 registers instead of
-// 80 and 80 bytes of spills, and it ran 1742 us at 2^28 against 1570 on the H200: run S12-3.)
+// min and max. With the shuffles below the driver took the 64-bit min and max kernels from
+// 80 registers to 126, and they ran 280 us slower at 2^28 (session 26, run S26-1); in session
+// 12 (run S12-3) it gave an older f64 sum kernel spills with them (1742 us against 1570).
 // Ends with a barrier.
-T tree_fold(uint lid, T v, uint count)
+T tree_fold_shared(uint lid, T v, uint count)
 {
 	s_vals[lid] = v;
 	barrier();
@@ -507,19 +507,30 @@ T tree_fold(uint lid, T v, uint count)
 	barrier(); // s_vals may be rewritten after the call
 	return r;
 }
+
+#if defined(TILE_BLELLOCH)
+T tree_fold(uint lid, T v, uint count) { return tree_fold_shared(lid, v, count); }
 #else
-// 32-bit types with subgroup operations: the levels below the subgroup size by shuffles, the
-// others by invocation 0 over the subgroups' results, in two or three barriers where the
-// shared-memory tree takes one per level (nine for a block's 255 tiles), on every tile's
-// look-back. About 1% faster on the H200 (runs S12-2, S12-3): barriers are not what the
-// look-back costs.
+// With subgroup operations: the levels below the subgroup size by shuffles, the others by
+// invocation 0 over the subgroups' results, in two or three barriers where the shared-memory
+// tree takes one per level (nine for a block's 255 tiles), on every tile's look-back. About
+// 1% faster for 32-bit types on the H200 (runs S12-2, S12-3); for 64-bit sums and products
+// at 2^28 (session 26, run S26-1) i64 and u64 products 1416-1426 -> 1395-1398 us, f64
+// product -10 us, sums -1 to -4, at the same registers.
 shared T s_groups[WG_SIZE / MIN_SUBGROUP];
+const bool TREE_BY_SHUFFLES = ELEM_ALIGN == 4 || OP < 2u;
 
 // x from lane d above (undefined past the subgroup's end).
 T shuffle_down(T x, uint d)
 {
 #if defined(DTYPE_F32)
 	return uintBitsToFloat(subgroupShuffleDown(floatBitsToUint(x), d)); // keys: shuffle_up
+#elif defined(DTYPE_F64)
+	return packDouble2x32(subgroupShuffleDown(unpackDouble2x32(x), d));
+#elif defined(DTYPE_I64)
+	return int64_t(packUint2x32(subgroupShuffleDown(unpackUint2x32(uint64_t(x)), d)));
+#elif defined(DTYPE_U64)
+	return packUint2x32(subgroupShuffleDown(unpackUint2x32(x), d));
 #else
 	return subgroupShuffleDown(x, d);
 #endif
@@ -528,6 +539,8 @@ T shuffle_down(T x, uint d)
 // Ends with a barrier.
 T tree_fold(uint lid, T v, uint count)
 {
+	if (!TREE_BY_SHUFFLES)
+		return tree_fold_shared(lid, v, count);
 	uint size = gl_SubgroupSize;
 	for (uint k = 1u; k < size && k < count; k <<= 1u) {
 		T y = shuffle_down(v, k);
