@@ -571,6 +571,9 @@ static void read_info(struct gpu *gpu)
 	const char *rows = getenv("VKR_SCAN_CHUNK_ROWS");
 	long chunk_rows = rows && *rows ? strtol(rows, NULL, 10) : 0;
 	info->scan_chunk_rows_override = chunk_rows > 0 && chunk_rows <= (long)KERN_MAX_CHUNK_ROWS ? (uint32_t)chunk_rows : 0;
+	const char *park = getenv("VKR_SCAN_PARK_ROWS");
+	long park_rows = park && *park ? strtol(park, NULL, 10) : -1;
+	info->scan_park_rows_override = park_rows >= 0 && park_rows <= (long)KERN_MAX_CHUNK_ROWS ? (int32_t)park_rows : -1;
 	const char *tiles = getenv("VKR_SCAN_TILES");
 	bool by_counter = tiles && strcmp(tiles, "counter") == 0, by_workgroup = tiles && strcmp(tiles, "workgroup") == 0;
 	info->scan_tiles_by_workgroup = by_workgroup || (!by_counter && p->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
@@ -708,7 +711,8 @@ static const uint32_t *plain_or_preserving(bool preserve, const uint32_t *plain,
 /* The module a pipeline is built from: the DenormPreserve build of a float kernel where the
  * device can keep subnormals at that width, else the portable one (which compares floats by
  * their bits, slower for min/max); for the single pass with chunked tiles of other rows than
- * KERN_FIXED_CHUNK_ROWS, the build that takes them as a specialization constant. */
+ * KERN_FIXED_CHUNK_ROWS or with parked rows, the build that takes them as specialization
+ * constants. */
 static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pipeline_source *src,
 				     size_t *size)
 {
@@ -722,7 +726,8 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 					   src->code_blelloch_denorm_preserve,
 					   src->size_blelloch_denorm_preserve, size);
 	if (src->code_specialized_rows &&
-	    kern_scan_chunk_rows(&gpu->info, src->dtype, src->op, src->spec[1]) != KERN_FIXED_CHUNK_ROWS)
+	    (kern_scan_chunk_rows(&gpu->info, src->dtype, src->op, src->spec[1]) != KERN_FIXED_CHUNK_ROWS ||
+	     kern_scan_park_rows(&gpu->info, src->dtype, src->op, src->spec[1]) > 0))
 		return plain_or_preserving(preserve, src->code_specialized_rows, src->size_specialized_rows,
 					   src->code_specialized_rows_denorm_preserve,
 					   src->size_specialized_rows_denorm_preserve, size);
@@ -779,23 +784,25 @@ static int find_or_load_module(struct gpu *gpu, size_t i, VkShaderModule *out, c
 static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, char *err, size_t err_size)
 {
 	const struct kern_pipeline_source *src = kern_pipeline_source(i);
-	uint32_t spec_data[5] = { 0 };
+	uint32_t spec_data[6] = { 0 };
 	memcpy(spec_data, src->spec, sizeof(src->spec));
 	if (src->one_dispatch) /* reduce.comp's FLAGGED_PARTIALS: only pass 3 has partials to flag */
 		spec_data[1] = kern_flagged_partials(&gpu->info, src->accumulator_bytes);
-	/* scan_chained.comp's TILES_BY_WORKGROUP and CHUNK_ROWS (declared by its scan_chained_rows
-	 * build only); no other module declares constants 3 and 4. */
+	/* scan_chained.comp's TILES_BY_WORKGROUP, CHUNK_ROWS and PARK_ROWS (the last two declared
+	 * by its scan_chained_rows build only); no other module declares constants 3 to 5. */
 	spec_data[3] = src->device_single_pass && gpu->info.scan_tiles_by_workgroup;
 	spec_data[4] = kern_scan_chunk_rows(&gpu->info, src->dtype, src->op, src->spec[1]);
-	const VkSpecializationMapEntry entries[5] = {
+	spec_data[5] = kern_scan_park_rows(&gpu->info, src->dtype, src->op, src->spec[1]);
+	const VkSpecializationMapEntry entries[6] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
 		{ .constantID = 1, .offset = 4, .size = 4 },
 		{ .constantID = 2, .offset = 8, .size = 4 },
 		{ .constantID = 3, .offset = 12, .size = 4 },
 		{ .constantID = 4, .offset = 16, .size = 4 },
+		{ .constantID = 5, .offset = 20, .size = 4 },
 	};
 	const VkSpecializationInfo spec = {
-		.mapEntryCount = 5,
+		.mapEntryCount = 6,
 		.pMapEntries = entries,
 		.dataSize = sizeof(spec_data),
 		.pData = spec_data,

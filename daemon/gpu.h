@@ -111,6 +111,10 @@ struct gpu_info {
 	 * KERN_MAX_CHUNK_ROWS), for measurements; 0: kern_scan_chunk_rows()'s choice per op and
 	 * dtype. */
 	uint32_t scan_chunk_rows_override;
+	/* VKR_SCAN_PARK_ROWS: parked rows per invocation of every chunked tile (0 to
+	 * KERN_MAX_CHUNK_ROWS; kern_scan_park_rows() bounds it), for measurements; -1:
+	 * kern_scan_park_rows()'s choice. */
+	int32_t scan_park_rows_override;
 	/* Single-pass tiles over device memory taken by workgroup id instead of from a counter
 	 * (scan_chained.comp's TILES_BY_WORKGROUP): by default on devices other than CPUs;
 	 * VKR_SCAN_TILES=workgroup or counter. */

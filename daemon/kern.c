@@ -383,16 +383,36 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 	return dtype == VKR_DTYPE_F32 ? 9 : KERN_FIXED_CHUNK_ROWS;
 }
 
+uint32_t kern_scan_park_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive)
+{
+	/* None by default. On the H200 at 2^28 (session 26, runs S26-2 and S26-3) the driver
+	 * kept part of both parts' rows in registers at once: with 8 parked rows the f32 sum
+	 * took 108 registers (64 without), the f64 sum 134 and spills (128), the i64 sum 112
+	 * (80), and every scan but the f32 sum ran slower (f64 sum 1316 -> 2343 us, i64 max
+	 * 1403 -> 2005, f32 max 776 -> 1033; 4 parked rows slower still for most). The f32 sum
+	 * was 644 -> 632 in one run, at two workgroups per multiprocessor instead of four. */
+	uint32_t rows = kern_scan_chunk_rows(info, dtype, op, exclusive);
+	uint32_t park = info->scan_park_rows_override >= 0 ? (uint32_t)info->scan_park_rows_override : 0;
+	/* scan_chained.comp's s_park: one 16-byte vector per invocation and parked row, beside
+	 * the kernel's other shared memory (under 15 KiB on the H200). */
+	uint32_t room = info->max_shared_memory > KERN_CHUNKED_SHARED_BYTES
+				? (info->max_shared_memory - KERN_CHUNKED_SHARED_BYTES) / (WG_SIZE * 16)
+				: 0;
+	park = park < rows ? park : rows; /* the parked part reuses the rows' arrays */
+	return park < room ? park : room;
+}
+
 /* Elements per tile: 512 slots of two 16-byte vectors (SLOT_VECS in scan_tile.glsl), or for
  * the single pass over device memory in the build with subgroup operations, chunked tiles of
- * kern_scan_chunk_rows() vectors per invocation (gpu.c passes the same value to
- * scan_chained.comp as CHUNK_ROWS). */
+ * kern_scan_park_rows() + kern_scan_chunk_rows() vectors per invocation (gpu.c passes the
+ * same values to scan_chained.comp as PARK_ROWS and CHUNK_ROWS). */
 static uint64_t scan_tile_elements(const struct gpu *gpu, const struct kern_job *job)
 {
 	uint64_t per_vec = 16 / dtype_size(job->dtype);
 	if (gpu->info.scan_chunked && !job->host_memory && single_pass(gpu, job))
 		return WG_SIZE * per_vec *
-		       (uint64_t)kern_scan_chunk_rows(&gpu->info, job->dtype, job->op, job->exclusive);
+		       ((uint64_t)kern_scan_chunk_rows(&gpu->info, job->dtype, job->op, job->exclusive) +
+			kern_scan_park_rows(&gpu->info, job->dtype, job->op, job->exclusive));
 	return SCAN_SLOTS * 2 * per_vec;
 }
 

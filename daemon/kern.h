@@ -175,6 +175,14 @@ bool kern_device_scan_single_pass(const struct gpu_info *info, vkr_dtype dtype, 
 #define KERN_MAX_CHUNK_ROWS 16u
 uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive);
 
+/* Rows of 16-byte vectors per invocation parked in shared memory in those tiles
+ * (scan_chained.comp's PARK_ROWS, a part of the tile before the CHUNK_ROWS in registers; the
+ * tile is WG_SIZE x (park + chunk rows) vectors): at most kern_scan_chunk_rows() and what
+ * the device's shared memory holds beside KERN_CHUNKED_SHARED_BYTES; per op, dtype and
+ * exclusiveness as measured on the H200, or info.scan_park_rows_override. */
+#define KERN_CHUNKED_SHARED_BYTES 16384u
+uint32_t kern_scan_park_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive);
+
 /* Whether one-dispatch reductions with accumulators of this size keep flagged partials in
  * the command buffer's table (reduce.comp's FLAGGED_PARTIALS, which gpu.c sets per pipeline
  * from this): where info.reduce_flagged_partials, for 4-byte accumulators (32-bit dtypes and

@@ -207,10 +207,24 @@ void store_tile(uint lid, uint t, T prefix[2], T vals[2][ITEMS])
 // unrolled the loops.
 #if defined(SPECIALIZED_CHUNK_ROWS)
 layout(constant_id = 4) const uint CHUNK_ROWS = 8u;
+// Parked rows: with PARK_ROWS > 0 a tile is two parts, each laid out as a chunked tile of
+// its own: PARK_ROWS rows per invocation, then CHUNK_ROWS. The first part is loaded, scanned
+// within itself and parked in shared memory before the second is loaded into the registers
+// it used, so that a tile (and so each look-back) covers more data at the registers of
+// CHUNK_ROWS rows. The look-back costs the f64 sum ~180 us of its 1315 at 2^28 on the H200
+// with 56 KiB tiles, the f32 sum ~95 of 636 with 36 KiB (session 26, run S26-1: the kernel
+// without it, wrong output, 1136 and 543 us). At most CHUNK_ROWS (the first part's arrays
+// are the second's); kern_scan_park_rows() in kern.c chooses it, within the device's shared
+// memory, and sizes the tiles from it: 0 (off) by default, since the driver gave every
+// kernel more registers with parked rows and all but the f32 sum ran slower (session 26).
+layout(constant_id = 5) const uint PARK_ROWS = 0u;
+#else
+const uint PARK_ROWS = 0u;
 #endif
-#define CHUNK_TILE (WG_SIZE * CHUNK_ROWS * VEC) // elements
+#define TILE_ROWS (PARK_ROWS + CHUNK_ROWS) // vectors per invocation in a tile
 const bool CHUNKED = !STAGED;
 shared T s_chunk[WG_SIZE / MIN_SUBGROUP];       // the subgroups' totals
+shared VT s_park[PARK_ROWS * WG_SIZE + 1u];     // the first part's scans, by row and invocation
 // Whether each lane finishes its rows' scans within the tile before the look-back (8-byte
 // types): the rows' shuffles, the chain of row totals and each vector's own scan all wait in
 // the look-back's round trips, and their results replace the lane's vectors, so that only
@@ -253,17 +267,19 @@ T shuffle_from(T x, uint src)
 #endif
 }
 
-// The index of this invocation's vector in row r of its subgroup's chunk of tile t.
-uint chunk_vec(uint t, uint r)
+// The index of this invocation's vector in row r of its subgroup's chunk of tile t's first
+// part (parked) or second.
+uint chunk_vec(uint t, bool parked, uint r)
 {
-	return t * (CHUNK_TILE / VEC) + (gl_SubgroupID * CHUNK_ROWS + r) * gl_SubgroupSize +
+	uint part = parked ? 0u : PARK_ROWS * WG_SIZE, rows = parked ? PARK_ROWS : CHUNK_ROWS;
+	return t * TILE_ROWS * WG_SIZE + part + (gl_SubgroupID * rows + r) * gl_SubgroupSize +
 	       gl_SubgroupInvocationID;
 }
 
-// This invocation's vector in row r of tile t; elements past n are the neutral.
-VT load_row(uint t, uint r)
+// This invocation's vector in row r of tile t's part; elements past n are the neutral.
+VT load_row(uint t, bool parked, uint r)
 {
-	uint v = chunk_vec(t, r), base = v * VEC;
+	uint v = chunk_vec(t, parked, r), base = v * VEC;
 	if (pc.vec_ok != 0u && base + VEC <= pc.n)
 		return scan_in_vec(Vecs(pc.src).v[v]);
 	Elems src = Elems(pc.src);
@@ -339,12 +355,15 @@ T chunk_total_of(T lane_fold)
 	return shuffle_from(subgroup_inclusive(lane_fold), gl_SubgroupSize - 1u);
 }
 
-// A chunked tile's aggregate, in the owner's shape, loaded row by row.
-T chunk_aggregate(uint m)
+// The aggregate of a part of chunked tile m, in the owner's shape, loaded row by row.
+T part_aggregate(uint m, bool parked)
 {
+	uint rows = parked ? PARK_ROWS : CHUNK_ROWS;
 	T carry = SCAN_NEUTRAL, ignored;
 	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
-		T lane = fold_vec(load_row(m, r));
+		if (r >= rows)
+			break;
+		T lane = fold_vec(load_row(m, parked, r));
 		if (LANE_FOLD_AGGREGATE)
 			carry = r == 0u ? lane : scan_op(carry, lane);
 		else
@@ -352,6 +371,14 @@ T chunk_aggregate(uint m)
 	}
 	return chunks_total(LANE_FOLD_AGGREGATE ? chunk_total_of(carry) : carry, ignored);
 }
+
+// A chunked tile's aggregate, in the owner's shape: its parked part's, then the other's.
+T chunk_aggregate(uint m)
+{
+	T second = part_aggregate(m, false);
+	return PARK_ROWS > 0u ? scan_op(part_aggregate(m, true), second) : second;
+}
+
 
 // Row r's scan within the tile for this lane's vector x, given the prefix of everything
 // before that vector in the tile (has: there is something before it): inclusive, or
@@ -375,12 +402,12 @@ VT row_local_scan(bool has, T prefix, VT x)
 
 // Stores row r's local scan combined with the prefix of earlier tiles, excl, where there
 // are any (has_excl).
-void store_scanned_row(uint t, uint r, VT local, bool has_excl, T excl)
+void store_scanned_row(uint t, bool parked, uint r, VT local, bool has_excl, T excl)
 {
 	T out_vals[VEC];
 	[[unroll]] for (uint c = 0u; c < VEC; c++)
 		out_vals[c] = scan_out(has_excl ? scan_op(excl, local[c]) : local[c]);
-	uint v = chunk_vec(t, r), base = v * VEC;
+	uint v = chunk_vec(t, parked, r), base = v * VEC;
 	if (pc.vec_ok != 0u && base + VEC <= pc.n) {
 		VT y;
 		[[unroll]] for (uint c = 0u; c < VEC; c++)
@@ -398,7 +425,57 @@ void store_scanned_row(uint t, uint r, VT local, bool has_excl, T excl)
 // where there are any (has_excl).
 void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
 {
-	store_scanned_row(t, r, row_local_scan(has, prefix, x), has_excl, excl);
+	store_scanned_row(t, false, r, row_local_scan(has, prefix, x), has_excl, excl);
+}
+
+// The first part of tile t (PARK_ROWS > 0): loaded, each vector's scan within the part
+// computed (without anything before the part) and parked in s_park; returns the part's
+// aggregate, in part_aggregate's shape. The rows' arrays are sized CHUNK_ROWS so that the
+// second part reuses their registers.
+T park_first_part(uint t)
+{
+	VT x[CHUNK_ROWS];
+	T incl[CHUNK_ROWS], carry = SCAN_NEUTRAL, prefix;
+	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+		if (r < PARK_ROWS)
+			x[r] = load_row(t, true, r);
+	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+		if (r >= PARK_ROWS)
+			break;
+		if (LANE_FOLD_AGGREGATE) {
+			T lane = fold_vec(x[r]);
+			carry = r == 0u ? lane : scan_op(carry, lane);
+		} else {
+			incl[r] = subgroup_inclusive(fold_vec(x[r]));
+			carry = carry_row(r, carry, incl[r]);
+		}
+	}
+	T total = chunks_total(LANE_FOLD_AGGREGATE ? chunk_total_of(carry) : carry, prefix);
+	bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
+	T run = prefix;
+	bool has = gl_SubgroupID > 0u;
+	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+		if (r >= PARK_ROWS)
+			break;
+		if (LANE_FOLD_AGGREGATE)
+			incl[r] = subgroup_inclusive(fold_vec(x[r]));
+		s_park[r * WG_SIZE + gl_LocalInvocationIndex] =
+			row_local_scan(r > 0u || first_has, row_prefix(incl[r], run, has), x[r]);
+	}
+	return total;
+}
+
+// Tile t again, read back from shared memory behind a barrier after the parked part's
+// stores: the second part's loads take their addresses from it, so the driver cannot issue
+// them before the parked part is done (it did, at 139 registers for the f32 sum where 8 rows
+// take 64: session 26, run S26-2).
+shared uint s_second_tile;
+uint park_fence(uint lid, uint t)
+{
+	if (lid == 0u)
+		s_second_tile = t;
+	barrier();
+	return s_second_tile;
 }
 
 #else
@@ -773,9 +850,17 @@ void main()
 
 #if !defined(TILE_BLELLOCH)
 	if (CHUNKED) {
+		// The parked part first: its loads and scans are done before the second part's
+		// loads take their registers.
+		T parked_total = SCAN_NEUTRAL;
+		uint second = tile;
+		if (PARK_ROWS > 0u) {
+			parked_total = park_first_part(tile);
+			second = park_fence(lid, tile);
+		}
 		VT x[CHUNK_ROWS];
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-			x[r] = load_row(tile, r);
+			x[r] = load_row(second, false, r);
 		// Each row's inclusive scan across the subgroup, and the chunk's total: the shape
 		// chunk_aggregate computes for a fallback.
 		T incl[CHUNK_ROWS], carry = SCAN_NEUTRAL, chunk_prefix;
@@ -789,6 +874,8 @@ void main()
 			}
 		}
 		T total = chunks_total(LANE_FOLD_AGGREGATE ? chunk_total_of(carry) : carry, chunk_prefix);
+		if (PARK_ROWS > 0u)
+			total = scan_op(parked_total, total);
 		if (lid == 0u)
 			publish(tile_entry(tile), total);
 		// Published before any output is stored: a waiter that reads output where this
@@ -803,7 +890,7 @@ void main()
 		if (LANE_FOLD_AGGREGATE)
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 				incl[r] = subgroup_inclusive(fold_vec(x[r]));
-		// Only the tile's first element has nothing before it in the tile.
+		// Only the part's first element has nothing before it in the part.
 		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
 		T run = chunk_prefix;
 		bool has = gl_SubgroupID > 0u;
@@ -820,6 +907,13 @@ void main()
 		bool has_excl = tile > 0u;
 		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
 		excl = with_parts_before(lid, tile, has_excl, excl, total);
+		// The parked part's prefix is excl, the second part's excl with the parked total.
+		bool parked_has_excl = has_excl;
+		T parked_excl = excl;
+		if (PARK_ROWS > 0u) {
+			excl = has_excl ? scan_op(excl, parked_total) : parked_total;
+			has_excl = true;
+		}
 		// Every lane stores its rows through one call, its prefix chosen before it. Lane
 		// 0's prefix is the row carry, not a shuffle, and as a branch of its own it made
 		// every subgroup run the store code twice, once for lane 0 and once for the
@@ -828,11 +922,19 @@ void main()
 		// 655-661; session 21, runs S21-6 to S21-8).
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 			if (LOCAL_SCAN_EARLY)
-				store_scanned_row(tile, r, x[r], has_excl, excl);
+				store_scanned_row(tile, false, r, x[r], has_excl, excl);
 			else
 				store_row(tile, r, r > 0u || first_has,
 					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], run, has),
 					  x[r], has_excl, excl);
+		}
+		// The parked rows last, once the second part's registers are free.
+		if (PARK_ROWS > 0u) {
+			barrier();
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+				if (r < PARK_ROWS)
+					store_scanned_row(tile, true, r, s_park[r * WG_SIZE + gl_LocalInvocationIndex],
+							  parked_has_excl, parked_excl);
 		}
 		return;
 	}
