@@ -385,12 +385,13 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 
 uint32_t kern_scan_park_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive)
 {
-	/* None by default. On the H200 at 2^28 (session 26, runs S26-2 and S26-3) the driver
-	 * kept part of both parts' rows in registers at once: with 8 parked rows the f32 sum
-	 * took 108 registers (64 without), the f64 sum 134 and spills (128), the i64 sum 112
-	 * (80), and every scan but the f32 sum ran slower (f64 sum 1316 -> 2343 us, i64 max
-	 * 1403 -> 2005, f32 max 776 -> 1033; 4 parked rows slower still for most). The f32 sum
-	 * was 644 -> 632 in one run, at two workgroups per multiprocessor instead of four. */
+	/* None by default. On the H200 at 2^28 (session 26, run S26-2) the driver held both
+	 * parts' rows in registers at once: with 8 parked rows the f32 sum took 139 registers
+	 * (64 without), the f64 sum 180 and spills (128), the i64 sum 142 (80), and every scan
+	 * ran slower (f32 sum 638 -> 920 us, f64 sum 1311 -> 2336; 4 parked rows: 705, 1470).
+	 * A fence before the second part's loads (run S26-3) held 108, 134 and 112 registers:
+	 * the f32 sum 644 -> 632, everything else still slower; not kept, since its code shape
+	 * measured the i64 product 1431 us with nothing parked (S26-4; 1391 to 1399 without). */
 	uint32_t rows = kern_scan_chunk_rows(info, dtype, op, exclusive);
 	uint32_t park = info->scan_park_rows_override >= 0 ? (uint32_t)info->scan_park_rows_override : 0;
 	/* scan_chained.comp's s_park: one 16-byte vector per invocation and parked row, beside

@@ -216,7 +216,7 @@ layout(constant_id = 4) const uint CHUNK_ROWS = 8u;
 // without it, wrong output, 1136 and 543 us). At most CHUNK_ROWS (the first part's arrays
 // are the second's); kern_scan_park_rows() in kern.c chooses it, within the device's shared
 // memory, and sizes the tiles from it: 0 (off) by default, since the driver gave every
-// kernel more registers with parked rows and all but the f32 sum ran slower (session 26).
+// kernel more registers with parked rows and every scan ran slower (session 26).
 layout(constant_id = 5) const uint PARK_ROWS = 0u;
 #else
 const uint PARK_ROWS = 0u;
@@ -463,19 +463,6 @@ T park_first_part(uint t)
 			row_local_scan(r > 0u || first_has, row_prefix(incl[r], run, has), x[r]);
 	}
 	return total;
-}
-
-// Tile t again, read back from shared memory behind a barrier after the parked part's
-// stores: the second part's loads take their addresses from it, so the driver cannot issue
-// them before the parked part is done (it did, at 139 registers for the f32 sum where 8 rows
-// take 64: session 26, run S26-2).
-shared uint s_second_tile;
-uint park_fence(uint lid, uint t)
-{
-	if (lid == 0u)
-		s_second_tile = t;
-	barrier();
-	return s_second_tile;
 }
 
 #else
@@ -852,15 +839,10 @@ void main()
 	if (CHUNKED) {
 		// The parked part first: its loads and scans are done before the second part's
 		// loads take their registers.
-		T parked_total = SCAN_NEUTRAL;
-		uint second = tile;
-		if (PARK_ROWS > 0u) {
-			parked_total = park_first_part(tile);
-			second = park_fence(lid, tile);
-		}
+		T parked_total = PARK_ROWS > 0u ? park_first_part(tile) : SCAN_NEUTRAL;
 		VT x[CHUNK_ROWS];
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-			x[r] = load_row(second, false, r);
+			x[r] = load_row(tile, false, r);
 		// Each row's inclusive scan across the subgroup, and the chunk's total: the shape
 		// chunk_aggregate computes for a fallback.
 		T incl[CHUNK_ROWS], carry = SCAN_NEUTRAL, chunk_prefix;
@@ -907,10 +889,11 @@ void main()
 		bool has_excl = tile > 0u;
 		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
 		excl = with_parts_before(lid, tile, has_excl, excl, total);
-		// The parked part's prefix is excl, the second part's excl with the parked total.
-		bool parked_has_excl = has_excl;
-		T parked_excl = excl;
 		if (PARK_ROWS > 0u) {
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+				if (r < PARK_ROWS)
+					store_scanned_row(tile, true, r, s_park[r * WG_SIZE + gl_LocalInvocationIndex],
+							  has_excl, excl);
 			excl = has_excl ? scan_op(excl, parked_total) : parked_total;
 			has_excl = true;
 		}
@@ -927,14 +910,6 @@ void main()
 				store_row(tile, r, r > 0u || first_has,
 					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], run, has),
 					  x[r], has_excl, excl);
-		}
-		// The parked rows last, once the second part's registers are free.
-		if (PARK_ROWS > 0u) {
-			barrier();
-			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-				if (r < PARK_ROWS)
-					store_scanned_row(tile, true, r, s_park[r * WG_SIZE + gl_LocalInvocationIndex],
-							  parked_has_excl, parked_excl);
 		}
 		return;
 	}
