@@ -395,7 +395,7 @@ uint32_t kern_scan_park_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_o
 	uint32_t rows = kern_scan_chunk_rows(info, dtype, op, exclusive);
 	uint32_t park = info->scan_park_rows_override >= 0 ? (uint32_t)info->scan_park_rows_override : 0;
 	/* scan_chained.comp's s_park: one 16-byte vector per invocation and parked row, beside
-	 * the kernel's other shared memory (under 15 KiB on the H200). */
+	 * the kernel's other shared memory (at most 15,456 bytes on the H200: run S26-3). */
 	uint32_t room = info->max_shared_memory > KERN_CHUNKED_SHARED_BYTES
 				? (info->max_shared_memory - KERN_CHUNKED_SHARED_BYTES) / (WG_SIZE * 16)
 				: 0;

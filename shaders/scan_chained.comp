@@ -379,7 +379,6 @@ T chunk_aggregate(uint m)
 	return PARK_ROWS > 0u ? scan_op(part_aggregate(m, true), second) : second;
 }
 
-
 // Row r's scan within the tile for this lane's vector x, given the prefix of everything
 // before that vector in the tile (has: there is something before it): inclusive, or
 // exclusive; still without the earlier tiles' prefix, and in the scan's representation.
