@@ -135,8 +135,9 @@ static const size_t *const kernel_size_bl_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_NONE, DTYPE_NONE,
 };
 
-/* The single-pass scan with its chunk rows a specialization constant (scan_chained_rows):
- * where kern_scan_chunk_rows() is not KERN_FIXED_CHUNK_ROWS. */
+/* The single-pass scan with its chunk rows (and parked rows) specialization constants
+ * (scan_chained_rows): where kern_scan_chunk_rows() is not KERN_FIXED_CHUNK_ROWS or
+ * kern_scan_park_rows() is not 0. */
 static const uint32_t *const scan_rows_code[VKR_DTYPE_COUNT_] = DTYPE_TABLE(scan_chained_rows);
 static const size_t *const scan_rows_size[VKR_DTYPE_COUNT_] = DTYPE_SIZES(scan_chained_rows);
 static const uint32_t *const scan_rows_code_dp[VKR_DTYPE_COUNT_] = DTYPE_TABLE_DP(scan_chained_rows);

@@ -132,7 +132,7 @@ struct kern_pipeline_source {
 	/* The single-pass scan of device memory with its chunk rows a specialization constant
 	 * (the scan_chained_rows build; plain and DenormPreserve), which gpu.c picks where
 	 * kern_scan_chunk_rows() is not KERN_FIXED_CHUNK_ROWS, the rows the plain build has
-	 * compiled in. NULL for every other pipeline. */
+	 * compiled in, or kern_scan_park_rows() is not 0. NULL for every other pipeline. */
 	const uint32_t *code_specialized_rows;
 	size_t size_specialized_rows;
 	const uint32_t *code_specialized_rows_denorm_preserve;
