@@ -29,6 +29,7 @@
 #include "kern.h"
 #include "kern_gen.h"
 #include "kern_ref.h"
+#include "parallel_ref.h"
 #include "proto_names.h"
 
 struct options {
@@ -567,7 +568,7 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 		/* Inputs suited to the op (products stay near 1), generated once per kind. */
 		int want = op == VKR_OP_PROD;
 		if (filled != want) {
-			gen_fill(dtype, want ? VKR_OP_PROD : VKR_OP_SUM, host, max_n, &rng);
+			parallel_fill(dtype, want ? VKR_OP_PROD : VKR_OP_SUM, host, max_n, gen_rand(&rng));
 			rc = upload(gpu, sb, max_n * esize);
 			filled = want;
 		}
@@ -618,7 +619,7 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				if (rc < 0)
 					break;
 				char why[256];
-				bool ok = kind ? ref_scan_check(op, dtype, o->exclusive, host, n, check->map, why,
+				bool ok = kind ? parallel_scan_check(op, dtype, o->exclusive, host, n, check->map, why,
 								sizeof(why))
 					       : ref_reduce_check(op, dtype, job.cmp, job.cmp_value, host, n,
 								  kern_result_decode(&job, check->map), why, sizeof(why));

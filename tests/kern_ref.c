@@ -187,18 +187,20 @@ static int ceil_log2(size_t n)
 }
 
 /* Compares a float result with a long double reference within the documented bound. */
+/* log2_n is ceil_log2(n), which a scan's check keeps up to date rather than recomputing it at
+ * every element. */
 static bool float_close(vkr_op op, vkr_dtype dtype, long double want, long double abs_sum,
-			size_t n, vkr_value got_v, char *why, size_t why_size, size_t index)
+			size_t n, int log2_n, vkr_value got_v, char *why, size_t why_size, size_t index)
 {
 	long double got = as_ld(dtype, got_v);
-	long double eps = dtype == VKR_DTYPE_F32 ? ldexpl(1.0L, -24) : ldexpl(1.0L, -53);
+	long double eps = dtype == VKR_DTYPE_F32 ? 0x1p-24L : 0x1p-53L;
 	if (isnan(want) || isinf(want)) {
 		bool same = (isnan(want) && isnan(got)) || got == want;
 		if (!same)
 			snprintf(why, why_size, "element %zu: got %Lg, want %Lg", index, got, want);
 		return same;
 	}
-	long double bound = op == VKR_OP_SUM ? (ceil_log2(n) + 4) * eps * abs_sum
+	long double bound = op == VKR_OP_SUM ? (log2_n + 4) * eps * abs_sum
 					     : (long double)(n + 4) * eps * fabsl(want);
 	/* The reference rounded to the dtype is itself off by half an ulp. */
 	bound += eps * fabsl(want);
@@ -267,7 +269,7 @@ bool ref_reduce_check(vkr_op op, vkr_dtype dtype, vkr_cmp cmp, vkr_value cmp_val
 			acc = op == VKR_OP_SUM ? acc + x : acc * x;
 			abs_sum += fabsl(x);
 		}
-		return float_close(op, dtype, acc, abs_sum, n, got, why, why_size, 0);
+		return float_close(op, dtype, acc, abs_sum, n, ceil_log2(n), got, why, why_size, 0);
 	}
 	vkr_value want = ref_reduce(op, dtype, cmp, cmp_value, data, n);
 	if (!exact_equal(dtype, got, want)) {
@@ -277,43 +279,75 @@ bool ref_reduce_check(vkr_op op, vkr_dtype dtype, vkr_cmp cmp, vkr_value cmp_val
 	return true;
 }
 
-bool ref_scan_check(vkr_op op, vkr_dtype dtype, bool exclusive, const void *data, size_t n,
-		    const void *got, char *why, size_t why_size)
+struct ref_scan_state ref_scan_start(vkr_op op, vkr_dtype dtype)
+{
+	struct ref_scan_state s = {
+		.acc = op == VKR_OP_PROD ? 1.0L : 0.0L, .abs_sum = 0, .exact = ref_neutral(op, dtype),
+	};
+	return s;
+}
+
+/* Element x folded into s: float sums and products in long double, the rest exactly. */
+static void scan_step(vkr_op op, vkr_dtype dtype, bool fp, struct ref_scan_state *s, vkr_value x)
+{
+	if (fp) {
+		long double xv = as_ld(dtype, x);
+		s->acc = op == VKR_OP_SUM ? s->acc + xv : s->acc * xv;
+		s->abs_sum += fabsl(xv);
+	} else {
+		s->exact = exact_op(op, dtype, s->exact, x);
+	}
+}
+
+void ref_scan_fold(vkr_op op, vkr_dtype dtype, const void *data, size_t begin, size_t end,
+		   struct ref_scan_state *s)
 {
 	bool fp = float_sum_or_prod(op, dtype);
-	long double acc = op == VKR_OP_PROD ? 1.0L : 0.0L, abs_sum = 0;
-	vkr_value exact = ref_neutral(op, dtype);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = begin; i < end; i++)
+		scan_step(op, dtype, fp, s, ref_get(dtype, data, i));
+}
+
+void ref_scan_combine(vkr_op op, vkr_dtype dtype, struct ref_scan_state *s, const struct ref_scan_state *t)
+{
+	if (float_sum_or_prod(op, dtype)) {
+		s->acc = op == VKR_OP_SUM ? s->acc + t->acc : s->acc * t->acc;
+		s->abs_sum += t->abs_sum;
+	} else {
+		s->exact = exact_op(op, dtype, s->exact, t->exact);
+	}
+}
+
+bool ref_scan_check_range(vkr_op op, vkr_dtype dtype, bool exclusive, const void *data, size_t begin,
+			  size_t end, struct ref_scan_state s, const void *got, char *why, size_t why_size)
+{
+	bool fp = float_sum_or_prod(op, dtype);
+	int log2_count = ceil_log2(begin + 1); /* of i + 1, the elements up to i */
+	for (size_t i = begin; i < end; i++) {
 		vkr_value x = ref_get(dtype, data, i);
 		vkr_value g = ref_get(dtype, got, i);
-		if (!exclusive) {
-			if (fp) {
-				long double xv = as_ld(dtype, x);
-				acc = op == VKR_OP_SUM ? acc + xv : acc * xv;
-				abs_sum += fabsl(xv);
-			} else {
-				exact = exact_op(op, dtype, exact, x);
-			}
-		}
+		if (!exclusive)
+			scan_step(op, dtype, fp, &s, x);
 		bool ok;
 		if (fp) {
-			ok = float_close(op, dtype, acc, abs_sum, i + 1, g, why, why_size, i);
+			if (i + 1 > (size_t)1 << log2_count)
+				log2_count++;
+			ok = float_close(op, dtype, s.acc, s.abs_sum, i + 1, log2_count, g, why, why_size, i);
 		} else {
-			ok = exact_equal(dtype, g, exact);
+			ok = exact_equal(dtype, g, s.exact);
 			if (!ok)
-				describe_mismatch(dtype, g, exact, i, why, why_size);
+				describe_mismatch(dtype, g, s.exact, i, why, why_size);
 		}
 		if (!ok)
 			return false;
-		if (exclusive) {
-			if (fp) {
-				long double xv = as_ld(dtype, x);
-				acc = op == VKR_OP_SUM ? acc + xv : acc * xv;
-				abs_sum += fabsl(xv);
-			} else {
-				exact = exact_op(op, dtype, exact, x);
-			}
-		}
+		if (exclusive)
+			scan_step(op, dtype, fp, &s, x);
 	}
 	return true;
+}
+
+bool ref_scan_check(vkr_op op, vkr_dtype dtype, bool exclusive, const void *data, size_t n,
+		    const void *got, char *why, size_t why_size)
+{
+	return ref_scan_check_range(op, dtype, exclusive, data, 0, n, ref_scan_start(op, dtype), got, why,
+				    why_size);
 }

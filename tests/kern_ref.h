@@ -29,4 +29,24 @@ bool ref_reduce_check(vkr_op op, vkr_dtype dtype, vkr_cmp cmp, vkr_value cmp_val
 bool ref_scan_check(vkr_op op, vkr_dtype dtype, bool exclusive, const void *data, size_t n,
 		    const void *got, char *why, size_t why_size);
 
+/* The sequential reference's running state over a prefix of the input: what ref_scan_check
+ * carries from element to element. A long check splits into parts (the benchmark's
+ * threads): part k's starting state is the start combined with the folds of the parts before
+ * it, each folded from the start over its own elements. */
+struct ref_scan_state {
+	long double acc, abs_sum; /* float sums and products */
+	vkr_value exact;          /* every other op and dtype */
+};
+/* The state before the first element: the operator's neutral. */
+struct ref_scan_state ref_scan_start(vkr_op op, vkr_dtype dtype);
+/* Folds elements [begin, end) of data into s. */
+void ref_scan_fold(vkr_op op, vkr_dtype dtype, const void *data, size_t begin, size_t end,
+		   struct ref_scan_state *s);
+/* s followed by t, where t was folded from ref_scan_start() over the elements after s's. */
+void ref_scan_combine(vkr_op op, vkr_dtype dtype, struct ref_scan_state *s, const struct ref_scan_state *t);
+/* ref_scan_check over elements [begin, end) of data and got (indices of the whole array),
+ * s being the state after elements [0, begin). */
+bool ref_scan_check_range(vkr_op op, vkr_dtype dtype, bool exclusive, const void *data, size_t begin,
+			  size_t end, struct ref_scan_state s, const void *got, char *why, size_t why_size);
+
 #endif
