@@ -287,6 +287,19 @@ struct ref_scan_state ref_scan_start(vkr_op op, vkr_dtype dtype)
 	return s;
 }
 
+/* Element i of data whose elements are size (4 or 8) bytes: ref_get() for the scans' long
+ * loops, with the size fixed outside them so that the copy is a load, not a call. */
+static inline vkr_value get_sized(const void *data, size_t i, size_t size)
+{
+	vkr_value v;
+	memset(&v, 0, sizeof(v));
+	if (size == 4)
+		memcpy(&v, (const char *)data + i * 4, 4);
+	else
+		memcpy(&v, (const char *)data + i * 8, 8);
+	return v;
+}
+
 /* Element x folded into s: float sums and products in long double, the rest exactly. */
 static void scan_step(vkr_op op, vkr_dtype dtype, bool fp, struct ref_scan_state *s, vkr_value x)
 {
@@ -303,8 +316,9 @@ void ref_scan_fold(vkr_op op, vkr_dtype dtype, const void *data, size_t begin, s
 		   struct ref_scan_state *s)
 {
 	bool fp = float_sum_or_prod(op, dtype);
+	size_t size = proto_dtype_size(dtype);
 	for (size_t i = begin; i < end; i++)
-		scan_step(op, dtype, fp, s, ref_get(dtype, data, i));
+		scan_step(op, dtype, fp, s, get_sized(data, i, size));
 }
 
 void ref_scan_combine(vkr_op op, vkr_dtype dtype, struct ref_scan_state *s, const struct ref_scan_state *t)
@@ -322,9 +336,10 @@ bool ref_scan_check_range(vkr_op op, vkr_dtype dtype, bool exclusive, const void
 {
 	bool fp = float_sum_or_prod(op, dtype);
 	int log2_count = ceil_log2(begin + 1); /* of i + 1, the elements up to i */
+	size_t size = proto_dtype_size(dtype);
 	for (size_t i = begin; i < end; i++) {
-		vkr_value x = ref_get(dtype, data, i);
-		vkr_value g = ref_get(dtype, got, i);
+		vkr_value x = get_sized(data, i, size);
+		vkr_value g = get_sized(got, i, size);
 		if (!exclusive)
 			scan_step(op, dtype, fp, &s, x);
 		bool ok;
