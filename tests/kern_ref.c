@@ -186,9 +186,9 @@ static int ceil_log2(size_t n)
 	return k;
 }
 
-/* Compares a float result with a long double reference within the documented bound. */
-/* log2_n is ceil_log2(n), which a scan's check keeps up to date rather than recomputing it at
- * every element. */
+/* Compares a float result with a long double reference within the documented bound. log2_n
+ * is ceil_log2(n), which a scan's check keeps up to date rather than recomputing it at every
+ * element. */
 static bool float_close(vkr_op op, vkr_dtype dtype, long double want, long double abs_sum,
 			size_t n, int log2_n, vkr_value got_v, char *why, size_t why_size, size_t index)
 {
