@@ -62,7 +62,10 @@ static void *fill_parts(void *arg)
 void parallel_fill(vkr_dtype dtype, vkr_op op, void *out, size_t n, uint64_t seed)
 {
 	struct fill_task tasks[MAX_THREADS];
+	size_t parts = (n + FILL_PART_ELEMENTS - 1) / FILL_PART_ELEMENTS;
 	unsigned count = thread_count();
+	if (parts < count) /* no thread without a part */
+		count = parts ? (unsigned)parts : 1;
 	for (unsigned i = 0; i < count; i++)
 		tasks[i] = (struct fill_task){
 			.dtype = dtype, .op = op, .out = out, .n = n, .seed = seed, .first = i, .step = count,
