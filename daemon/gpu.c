@@ -746,6 +746,8 @@ static bool pipeline_wanted(const struct gpu *gpu, const struct kern_pipeline_so
 		return false; /* VKR_REDUCE=two-pass */
 	if (src->atomic_tail && !kern_atomic_tail_used(&gpu->info, src))
 		return false; /* no 64-bit buffer atomics, a VKR_REDUCE mode, or kern never picks it */
+	if (src->spread_jobs && !kern_small_jobs_spread(&gpu->info))
+		return false; /* built with the subgroup tree only: kern gives every small job one workgroup */
 	if (src->device_single_pass &&
 	    (gpu->host_memory_scans_only || !kern_device_scan_single_pass(&gpu->info, src->dtype, src->op)))
 		return false; /* kern runs reduce-then-scan on device memory instead */

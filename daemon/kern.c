@@ -6,7 +6,8 @@
  * second one, chosen by specialization constant 2: reductions for one dispatch (reduce.comp's
  * ONE_DISPATCH), the single-pass scan staged through host memory (STAGED). Count-if, integer
  * sums, and min and max have a third, one-dispatch too, from builds of their own whose tail
- * is atomic (SUMMED_ARRIVALS, ATOMIC_VALUE).
+ * is atomic (SUMMED_ARRIVALS, ATOMIC_VALUE); reductions and count-if have builds of their own
+ * for small jobs spread over workgroups (SPREAD_JOBS).
  */
 #include "kern.h"
 
@@ -33,9 +34,13 @@ enum {
 	 * PIPE_REDUCE and PIPE_COUNT. */
 	PIPE_REDUCE_ONE = PIPE_COUNT + VKR_DTYPE_COUNT_,
 	PIPE_COUNT_ONE = PIPE_REDUCE_ONE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
+	/* Small jobs spread over workgroups (reduce.comp's SPREAD_JOBS builds): like PIPE_REDUCE
+	 * and PIPE_COUNT. */
+	PIPE_REDUCE_SPREAD = PIPE_COUNT_ONE + VKR_DTYPE_COUNT_,
+	PIPE_COUNT_SPREAD = PIPE_REDUCE_SPREAD + VKR_DTYPE_COUNT_ * SCALAR_OPS,
 	/* One-dispatch reductions by summed arrivals (reduce.comp's SUMMED_ARRIVALS): count-if
 	 * of each dtype (+ dtype), then the sums of i32 and u32. */
-	PIPE_COUNT_SUMMED = PIPE_COUNT_ONE + VKR_DTYPE_COUNT_,
+	PIPE_COUNT_SUMMED = PIPE_COUNT_SPREAD + VKR_DTYPE_COUNT_,
 	PIPE_SUM_SUMMED_I32 = PIPE_COUNT_SUMMED + VKR_DTYPE_COUNT_,
 	PIPE_SUM_SUMMED_U32,
 	/* One-dispatch sums of i64 and u64 by atomics (reduce.comp's ATOMIC_VALUE, ATOMIC_SUM). */
@@ -73,32 +78,36 @@ enum {
 
 enum {
 	K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED,
-	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_ATOMIC, K_KERNELS
+	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_ATOMIC, K_REDUCE_SPREAD, K_COUNT_SPREAD, K_KERNELS
 };
 static const char *const kernel_names[K_KERNELS] = {
 	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
-	"reduce_summed", "count_summed", "reduce_atomic",
+	"reduce_summed", "count_summed", "reduce_atomic", "reduce_spread", "count_spread",
 };
 static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
 	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply), DTYPE_TABLE(scan_chained),
 	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed), DTYPE_TABLE(reduce_atomic),
+	DTYPE_TABLE(reduce_spread), DTYPE_TABLE(count_spread),
 };
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
 	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
 	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed), DTYPE_SIZES(reduce_atomic),
+	DTYPE_SIZES(reduce_spread), DTYPE_SIZES(count_spread),
 };
 
 static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE_DP(reduce), DTYPE_TABLE_DP(count), DTYPE_TABLE_DP(scan_reduce),
 	DTYPE_TABLE_DP(scan_totals), DTYPE_TABLE_DP(scan_apply), DTYPE_TABLE_DP(scan_chained),
 	DTYPE_NONE, DTYPE_TABLE_DP(count_summed), DTYPE_NONE,
+	DTYPE_TABLE_DP(reduce_spread), DTYPE_TABLE_DP(count_spread),
 };
 static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(reduce), DTYPE_SIZES_DP(count), DTYPE_SIZES_DP(scan_reduce),
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
 	DTYPE_NONE, DTYPE_SIZES_DP(count_summed), DTYPE_NONE,
+	DTYPE_SIZES_DP(reduce_spread), DTYPE_SIZES_DP(count_spread),
 };
 
 static uint64_t dtype_size(vkr_dtype dtype)
@@ -155,8 +164,9 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
 	static const char *const op_names[] = { "sum", "prod", "min", "max" };
 	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_ATOMIC;
-	bool count = kernel == K_COUNT || kernel == K_COUNT_SUMMED;
-	bool reduction = kernel == K_REDUCE || count || atomic;
+	bool spread = kernel == K_REDUCE_SPREAD || kernel == K_COUNT_SPREAD;
+	bool count = kernel == K_COUNT || kernel == K_COUNT_SUMMED || kernel == K_COUNT_SPREAD;
+	bool reduction = kernel == K_REDUCE || count || atomic || spread;
 	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s%s", kernel_names[kernel],
 		 dtype_names[dtype], count ? "" : "_", count ? "" : op_names[op], exclusive ? "_excl" : "",
 		 !variant || atomic ? "" : reduction ? "_one" : "_staged");
@@ -184,6 +194,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	}
 	s->reduction = reduction;
 	s->one_dispatch = reduction && variant;
+	s->spread_jobs = spread;
 	s->atomic_tail = atomic;
 	s->counts = count;
 	s->accumulator_bytes = s->reduction ? accumulator_bytes(count, dtype) : 0;
@@ -213,6 +224,7 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 			for (unsigned op = 0; op < SCALAR_OPS; op++) {
 				describe(PIPE_REDUCE + d * SCALAR_OPS + op, K_REDUCE, d, op, 0, 0);
 				describe(PIPE_REDUCE_ONE + d * SCALAR_OPS + op, K_REDUCE, d, op, 0, 1);
+				describe(PIPE_REDUCE_SPREAD + d * SCALAR_OPS + op, K_REDUCE_SPREAD, d, op, 0, 0);
 				describe(PIPE_SCAN_REDUCE + d * SCALAR_OPS + op, K_SCAN_REDUCE, d, op, 0, 0);
 				describe(PIPE_SCAN_TOTALS + d * SCALAR_OPS + op, K_SCAN_TOTALS, d, op, 0, 0);
 				for (unsigned e = 0; e < 2; e++) {
@@ -224,6 +236,7 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 			}
 			describe(PIPE_COUNT + d, K_COUNT, d, 0, 0, 0);
 			describe(PIPE_COUNT_ONE + d, K_COUNT, d, 0, 0, 1);
+			describe(PIPE_COUNT_SPREAD + d, K_COUNT_SPREAD, d, 0, 0, 0);
 			describe(PIPE_COUNT_SUMMED + d, K_COUNT_SUMMED, d, 0, 0, 1);
 		}
 		describe(PIPE_SUM_SUMMED_I32, K_REDUCE_SUMMED, VKR_DTYPE_I32, VKR_OP_SUM, 0, 1);
@@ -569,16 +582,64 @@ static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *jo
 	return (one ? PIPE_REDUCE_ONE : PIPE_REDUCE) + job->dtype * SCALAR_OPS + job->op;
 }
 
+bool kern_small_jobs_spread(const struct gpu_info *info)
+{
+	return info->reduce_subgroup_tree;
+}
+
 /* A small job's entry in the job table: the layout of SmallJob in reduce.comp. */
 struct small_job {
 	uint32_t src[2], src_vec[2], dst[2], cmp_bits[2];
 	uint32_t n, head, nvec, cmp;
 };
 
+/* A spread small job's entry, one per workgroup: the layout of SpreadJob in reduce.comp. */
+struct spread_job {
+	struct small_job job;
+	uint32_t counter[2], partials[2];
+	uint32_t part, parts;
+};
+_Static_assert(sizeof(struct small_job) == 48 && sizeof(struct spread_job) == 72,
+	       "the job tables' entries are laid out as reduce.comp's scalar structs");
+
+/* Workgroups of a small job: one, or for a job of more than KERN_SMALL_SPREAD_BYTES one per
+ * 1024 vectors, as pass 0's grid (plan_reduce); reduce.comp's pass 2 says why. */
+static uint32_t small_job_parts(const struct gpu *gpu, const struct kern_job *job)
+{
+	if (!kern_small_jobs_spread(&gpu->info) || job->n * dtype_size(job->dtype) <= KERN_SMALL_SPREAD_BYTES)
+		return 1;
+	return plan_reduce(gpu, job, job_part(job, 0)).groups;
+}
+
+/* The pipeline of a small job: the two-pass one's pass 2, or for a job of several parts the
+ * spread pipeline (reduce.comp's SPREAD_JOBS). */
+static uint32_t small_job_pipeline(const struct gpu *gpu, const struct kern_job *job)
+{
+	if (small_job_parts(gpu, job) == 1)
+		return reduce_pipeline(gpu, job, false);
+	if (job->op == VKR_OP_COUNT)
+		return PIPE_COUNT_SPREAD + job->dtype;
+	return PIPE_REDUCE_SPREAD + job->dtype * SCALAR_OPS + job->op;
+}
+
+/* Table bytes of a small job's entries. */
+static uint64_t small_job_entry_bytes(const struct gpu *gpu, const struct kern_job *job)
+{
+	uint32_t parts = small_job_parts(gpu, job);
+	return parts > 1 ? parts * sizeof(struct spread_job) : sizeof(struct small_job);
+}
+
+/* Table bytes of a small job's arrival word and partials (none for a job of one part). */
+static uint64_t small_job_tail_bytes(const struct gpu *gpu, const struct kern_job *job)
+{
+	uint32_t parts = small_job_parts(gpu, job);
+	return parts > 1 ? align16(ARRIVAL_WORD_BYTES + parts * reduce_acc_bytes(job)) : 0;
+}
+
 uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
-		return 0; /* one workgroup writes the result slot directly */
+		return 0; /* its workgroups' partials, if it has several, are in the table */
 	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || atomic_tail(gpu, job)))
 		return 0; /* its partials are in the command buffer's table, or it has none */
 	if (job->kind == KERN_REDUCE)
@@ -891,19 +952,26 @@ static void record_scan_phase(struct recorder *rec, const struct kern_job *job, 
 
 /* Writes the table of small jobs, grouped by pipeline, at the start of the command buffer's
  * mapped table (host writes before the submission are visible to the device: no copy command
- * and no barrier), and records one dispatch per group. */
+ * and no barrier), and records one dispatch per group: a small job's entry, or for a spread
+ * job an entry per workgroup, whose arrival word and partials are at tails (zeroed by the
+ * caller). Groups are in the order of their pipelines, each at a multiple of 8 bytes. */
 static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buffer,
-			      const struct kern_job *jobs, size_t count)
+			      const struct kern_job *jobs, size_t count, uint64_t tails)
 {
-	struct small_job *table = buffer->map;
+	char *table = buffer->map;
 	/* Counting sort by pipeline, stable: groups are contiguous in the table. */
-	uint32_t first[PIPE_TOTAL + 1] = { 0 };
-	for (size_t i = 0; i < count; i++)
-		if (is_small(&jobs[i]))
-			first[reduce_pipeline(rec->gpu, &jobs[i], false) + 1]++;
+	uint32_t entries[PIPE_TOTAL] = { 0 };
+	uint64_t first[PIPE_TOTAL + 1] = { 0 }; /* byte offsets */
+	for (size_t i = 0; i < count; i++) {
+		if (!is_small(&jobs[i]))
+			continue;
+		uint32_t p = small_job_pipeline(rec->gpu, &jobs[i]);
+		entries[p] += small_job_parts(rec->gpu, &jobs[i]);
+		first[p + 1] += small_job_entry_bytes(rec->gpu, &jobs[i]);
+	}
 	for (size_t p = 0; p < PIPE_TOTAL; p++)
 		first[p + 1] += first[p];
-	uint32_t fill[PIPE_TOTAL];
+	uint64_t fill[PIPE_TOTAL];
 	memcpy(fill, first, sizeof(fill));
 	for (size_t i = 0; i < count; i++) {
 		const struct kern_job *job = &jobs[i];
@@ -911,30 +979,44 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 			continue;
 		struct kern_part part = job_part(job, 0);
 		struct reduce_plan plan = plan_reduce(rec->gpu, job, part);
-		struct small_job *e = &table[fill[reduce_pipeline(rec->gpu, job, false)]++];
-		memset(e, 0, sizeof(*e));
-		split(e->src, part.src);
-		split(e->src_vec, part.src + plan.head * dtype_size(job->dtype));
-		split(e->dst, job->dst);
-		split(e->cmp_bits, job->cmp_value.u64);
+		struct small_job entry = { 0 };
+		split(entry.src, part.src);
+		split(entry.src_vec, part.src + plan.head * dtype_size(job->dtype));
+		split(entry.dst, job->dst);
+		split(entry.cmp_bits, job->cmp_value.u64);
 		if (dtype_size(job->dtype) == 4)
-			e->cmp_bits[1] = 0;
-		e->n = (uint32_t)job->n;
-		e->head = (uint32_t)plan.head;
-		e->nvec = (uint32_t)plan.nvec;
-		e->cmp = job->cmp;
+			entry.cmp_bits[1] = 0;
+		entry.n = (uint32_t)job->n;
+		entry.head = (uint32_t)plan.head;
+		entry.nvec = (uint32_t)plan.nvec;
+		entry.cmp = job->cmp;
+		uint64_t *at = &fill[small_job_pipeline(rec->gpu, job)];
+		uint32_t parts = small_job_parts(rec->gpu, job);
+		if (parts == 1) {
+			memcpy(table + *at, &entry, sizeof(entry));
+			*at += sizeof(entry);
+			continue;
+		}
+		struct spread_job spread = { .job = entry, .parts = parts };
+		split(spread.counter, tails);
+		split(spread.partials, tails + ARRIVAL_WORD_BYTES);
+		tails += small_job_tail_bytes(rec->gpu, job);
+		for (uint32_t k = 0; k < parts; k++) {
+			spread.part = k;
+			memcpy(table + *at, &spread, sizeof(spread));
+			*at += sizeof(spread);
+		}
 	}
 	for (uint32_t p = 0; p < PIPE_TOTAL; p++) {
-		uint32_t jobs_in_group = first[p + 1] - first[p];
-		if (!jobs_in_group)
+		if (!entries[p])
 			continue;
 		struct reduce_params params = { 0 };
-		split(params.src, buffer->address + (uint64_t)first[p] * sizeof(*table));
-		params.n = jobs_in_group;
+		split(params.src, buffer->address + first[p]);
+		params.n = entries[p];
 		params.pass_index = 2;
 		uint32_t max_x = rec->gpu->info.scan_workgroups;
-		uint32_t x = jobs_in_group < max_x ? jobs_in_group : max_x;
-		dispatch_2d(rec, p, &params, sizeof(params), x, (jobs_in_group + x - 1) / x);
+		uint32_t x = entries[p] < max_x ? entries[p] : max_x;
+		dispatch_2d(rec, p, &params, sizeof(params), x, (entries[p] + x - 1) / x);
 	}
 }
 
@@ -942,30 +1024,35 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 {
 	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
 	size_t small = 0, counters = 0;
-	uint64_t flagged = 0;
+	uint64_t flagged = 0, small_entry_bytes = 0, small_tails = 0;
 	unsigned phases = 0; /* the most phases of any job */
 	for (size_t i = 0; i < count; i++) {
 		unsigned job_phases = kern_job_phases(gpu, &jobs[i]);
 		if (job_phases > phases)
 			phases = job_phases;
-		small += is_small(&jobs[i]);
+		if (is_small(&jobs[i])) {
+			small++;
+			small_entry_bytes += small_job_entry_bytes(gpu, &jobs[i]);
+			small_tails += small_job_tail_bytes(gpu, &jobs[i]);
+		}
 		counters += one_dispatch(gpu, &jobs[i]);
 		flagged += flagged_bytes(gpu, &jobs[i]);
 	}
 	if (small || counters) {
-		/* The table: the small jobs, then one zeroed arrival word per one-dispatch
-		 * reduction, then the zeroed flagged partials of those that have them. */
-		uint64_t table_bytes = align16(small * sizeof(struct small_job));
+		/* The table: the small jobs' entries, then one zeroed arrival word per
+		 * one-dispatch reduction, then the zeroed flagged partials of those that have
+		 * them, then the small jobs' zeroed tails. */
+		uint64_t table_bytes = align16(small_entry_bytes);
 		uint64_t counter_bytes = align16(counters * ARRIVAL_WORD_BYTES);
 		struct gpu_buffer *buffer = NULL;
-		int rc = gpu_cmd_table(gpu, cmd, table_bytes + counter_bytes + flagged, &buffer);
+		int rc = gpu_cmd_table(gpu, cmd, table_bytes + counter_bytes + flagged + small_tails, &buffer);
 		if (rc < 0)
 			return rc;
-		memset((char *)buffer->map + table_bytes, 0, counter_bytes + flagged);
+		memset((char *)buffer->map + table_bytes, 0, counter_bytes + flagged + small_tails);
 		rec.counters = buffer->address + table_bytes;
 		rec.flagged = rec.counters + counter_bytes;
 		if (small)
-			record_small_jobs(&rec, buffer, jobs, count);
+			record_small_jobs(&rec, buffer, jobs, count, rec.flagged + flagged);
 	}
 	/* Phase by phase across all jobs: one barrier per phase, whatever the batch size. The
 	 * small jobs' dispatches stand in phase 0 and need no barrier of their own. A scan in

@@ -77,10 +77,16 @@ unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job);
 uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job);
 
 /* Reductions of at most this many elements are "small": all small jobs of one op and dtype
- * in a kern_record() call share one dispatch, a workgroup each, described by a job table
- * the recorder writes into host-visible memory of the command buffer's own. A small job runs the same way alone, so its bits never
- * depend on its batch. */
+ * in a kern_record() call share one dispatch, a workgroup each, described by a job table the
+ * recorder writes into host-visible memory of the command buffer's own; a job of more than
+ * KERN_SMALL_SPREAD_BYTES has a workgroup per 1024 vectors (at most 8). A small job runs the
+ * same way alone, so its bits never depend on its batch. */
 #define KERN_SMALL_MAX_ELEMENTS 16384
+#define KERN_SMALL_SPREAD_BYTES 65536
+
+/* Whether this device spreads small jobs of more than KERN_SMALL_SPREAD_BYTES over workgroups
+ * (their builds have the reductions' tree by subgroup shuffles only). */
+bool kern_small_jobs_spread(const struct gpu_info *info);
 
 /* Shared memory of the single-pass scan (a 16 KiB tile stage in the pipelines for host
  * memory, the tile scan's subgroup totals or Blelloch tree, and the look-back's window),
@@ -148,6 +154,7 @@ struct kern_pipeline_source {
 	bool device_single_pass;
 	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
 	bool one_dispatch; /* a reduction's pipeline for pass 3 only (built where info.reduce_one_dispatch) */
+	bool spread_jobs; /* small jobs spread over workgroups (reduce.comp's SPREAD_JOBS builds) */
 	/* pass 3 by atomics, without partials (reduce.comp's SUMMED_ARRIVALS and
 	 * ATOMIC_VALUE; built where kern_atomic_tail_used()) */
 	bool atomic_tail;

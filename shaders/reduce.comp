@@ -91,12 +91,12 @@ layout(push_constant, scalar) uniform Params {
 	uvec2 src_vec;  // pass 0 and 3: the first 16-byte aligned element (element `head`)
 	uvec2 dst;      // pass 0: partials, one per workgroup; pass 1 and 3: the result slot
 	uvec2 cmp_bits; // count: the comparison value's bits
-	uint n;         // pass 0 and 3: elements; pass 1: partials; pass 2: jobs in the table
+	uint n;         // pass 0 and 3: elements; pass 1: partials; pass 2: entries in the table
 	uint head;      // pass 0 and 3: elements before src_vec
 	uint nvec;      // pass 0 and 3: whole vectors from src_vec
 	uint pass_index; // 0, 1 or 2 (small jobs, one workgroup each, described by the table); 3 in
 	                 // the ONE_DISPATCH pipelines, which run pass 3 only (ATOMIC_VALUE
-	                 // reads the 3: the zero of its dependency)
+	                 // reads the 3: the zero of its dependency); 2 in the SPREAD_JOBS builds
 	uint cmp;       // count: vkr_cmp
 	uvec2 partials; // pass 3 with partials: one per workgroup (FLAGGED_PARTIALS: flagged, zeroed)
 	uvec2 counter;  // pass 3: 16 zeroed bytes, 16-aligned: the arrivals' counter, the summed
@@ -213,6 +213,19 @@ ACC acc_from_ordered(ORDERED u)
 // Pass 2 ("segmented"): many small jobs of one op and dtype in one dispatch. Workgroup j
 // reduces job j of the table at pc.src whole, with the same fold and tree as a lone job of
 // that size, and writes its result slot: a small job costs a table entry, not two dispatches.
+// One workgroup alone runs at one multiprocessor's bandwidth, about 45 GB/s on the H200: a
+// 2^14-element f64 sum took 8.5 us and an f64 count-if 11.9, against 7.3 and 6.6 for 2^15
+// elements spread over workgroups (session 28; eight loads in flight per invocation ran no
+// faster, run S28-1). So the small jobs of more than 64 KiB (kern.c: 8-byte types above 8192
+// elements) are spread instead (SPREAD_JOBS below): one workgroup per 1024 vectors, as pass
+// 0's grid, each folding its share as pass 0 would, with a table entry each; the last of a
+// job's workgroups to arrive folds their partials as pass 3's fenced tail does. 8.5 -> 7.7 us
+// for that f64 sum, 11.9 -> 8.2 for the count-if (runs S28-2 to S28-4). That tail costs about
+// 1.3 us, more than spreading saves at 64 KiB or less. Either way a job's shape depends only
+// on its size and alignment, so a lone small job runs as one in a table, and its bits never
+// depend on its batch. The spread jobs have modules of their own (meson's _spread builds):
+// with their code in this module, even behind a specialization constant, every one-part job
+// ran 0.10 to 0.16 us slower on the H200 (runs S28-3 to S28-5).
 struct SmallJob {
 	uvec2 src;
 	uvec2 src_vec;
@@ -224,6 +237,16 @@ struct SmallJob {
 	uint cmp;
 };
 layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer JobTable { SmallJob v[]; };
+#ifdef SPREAD_JOBS
+struct SpreadJob {
+	SmallJob job;
+	uvec2 counter;  // a zeroed word: the parts' arrivals
+	uvec2 partials; // one per part
+	uint part;      // this workgroup's share, of parts
+	uint parts;
+};
+layout(buffer_reference, scalar, buffer_reference_align = 8) readonly buffer SpreadTable { SpreadJob v[]; };
+#endif
 
 // The comparison of count-if: from the push constants, or from the job table entry.
 uint g_cmp;
@@ -522,6 +545,37 @@ void main()
 	uint lid = gl_LocalInvocationID.x;
 	uint gid = gl_GlobalInvocationID.x;
 	uint stride = gl_NumWorkGroups.x * WG_SIZE;
+
+#ifdef SPREAD_JOBS
+	// The _spread builds run spread small jobs (pass 2 above) and nothing else.
+	{
+		uint entry = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+		if (entry >= pc.n)
+			return; // whole workgroup: the grid is rounded up to whole rows
+		SpreadJob e = SpreadTable(pc.src).v[entry];
+		SmallJob j = e.job;
+#ifdef KERNEL_COUNT
+		set_comparison(j.cmp, j.cmp_bits);
+#endif
+		ACC r = workgroup_reduce(lid, fold_strided(j.src, j.src_vec, j.n, j.head, j.nvec,
+							   e.part * WG_SIZE + lid, e.parts * WG_SIZE));
+		// Pass 3's fenced tail over this job's parts.
+		if (lid == 0u) {
+			SharedAccs(e.partials).v[e.part] = r;
+			memoryBarrierBuffer();
+			s_last = atomicAdd(Arrivals(e.counter).v, 1u) == e.parts - 1u;
+			memoryBarrierBuffer();
+		}
+		barrier();
+		if (!s_last)
+			return; // the whole workgroup: s_last is the same for every invocation
+		memoryBarrierBuffer();
+		r = workgroup_reduce(lid, lid < e.parts ? SharedAccs(e.partials).v[lid] : ACC_NEUTRAL);
+		if (lid == 0u)
+			Accs(j.dst).v[0] = result_bits(r);
+		return;
+	}
+#else
 #ifdef KERNEL_COUNT
 	set_comparison(pc.cmp, pc.cmp_bits);
 #endif
@@ -539,6 +593,7 @@ void main()
 			Accs(j.dst).v[0] = result_bits(r);
 		return;
 	}
+#endif
 
 	if (ONE_DISPATCH) {
 		// Every tail written out here, chosen by the build (the atomic tails) or by

@@ -18,8 +18,9 @@
 #include "kern_ref.h"
 #include "proto_names.h"
 
-static const size_t sizes[] = { 0,   1,   2,   31,   32,   33,   255,   256,
-				257, 511, 512, 513, 4095, 4097, 65537, 1000003 };
+/* 12289: a small job that 8-byte types spread over workgroups (KERN_SMALL_SPREAD_BYTES). */
+static const size_t sizes[] = { 0,   1,   2,    31,   32,    33,    255,   256,    257,
+				511, 512, 513, 4095, 4097, 12289, 65537, 1000003 };
 #define SIZE_COUNT (sizeof(sizes) / sizeof(sizes[0]))
 
 static struct gpu *gpu;
@@ -645,37 +646,52 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 }
 
 /* Small jobs share one dispatch per op and dtype (a job table); each must still give the
- * bits it gives alone, at the edge of the small size and past it. */
-static void test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table(void **state)
+ * bits it gives alone, at the edge of the small size and past it: for f32, whose jobs have
+ * one workgroup each, and f64, whose jobs of more than KERN_SMALL_SPREAD_BYTES have several
+ * and a tail of their own. */
+static void check_small_jobs_alone_and_in_a_table(vkr_dtype dtype)
 {
-	(void)state;
-	uint64_t rng = harness_seed() + 19;
-	const size_t sizes_to_try[] = { 1, 1000, KERN_SMALL_MAX_ELEMENTS, KERN_SMALL_MAX_ELEMENTS + 1 };
-	float *x = malloc((KERN_SMALL_MAX_ELEMENTS + 1) * sizeof(*x));
+	uint64_t rng = harness_seed() + 19 + dtype;
+	size_t esize = proto_dtype_size(dtype);
+	const size_t sizes_to_try[] = { 1, 1000, KERN_SMALL_SPREAD_BYTES / esize + 1, KERN_SMALL_MAX_ELEMENTS,
+					KERN_SMALL_MAX_ELEMENTS + 1 };
+	const size_t tries = sizeof(sizes_to_try) / sizeof(sizes_to_try[0]);
+	void *x = malloc((KERN_SMALL_MAX_ELEMENTS + 1) * esize);
 	assert_non_null(x);
-	gen_fill(VKR_DTYPE_F32, VKR_OP_SUM, x, KERN_SMALL_MAX_ELEMENTS + 1, &rng);
-	for (size_t s = 0; s < 4; s++) {
-		vkr_value alone = reduce_one(VKR_OP_SUM, VKR_DTYPE_F32, x, sizes_to_try[s]);
+	gen_fill(dtype, VKR_OP_SUM, x, KERN_SMALL_MAX_ELEMENTS + 1, &rng);
+	for (size_t s = 0; s < tries; s++) {
+		vkr_value alone = reduce_one(VKR_OP_SUM, dtype, x, sizes_to_try[s]);
 		/* Not prod: these inputs overflow f32 products, which the reference does not model. */
 		static const vkr_op ops[] = { VKR_OP_SUM, VKR_OP_MIN, VKR_OP_MAX, VKR_OP_COUNT };
 		struct host_job jobs[200];
 		for (size_t i = 0; i < 200; i++)
 			jobs[i] = (struct host_job){ .kind = KERN_REDUCE, .op = ops[i % 4], .cmp = VKR_CMP_GT,
-						     .dtype = VKR_DTYPE_F32, .input = x,
+						     .dtype = dtype, .input = x,
 						     .n = 1 + (i * 37) % KERN_SMALL_MAX_ELEMENTS,
-						     .misalign = (unsigned)(i % 4) };
+						     .misalign = (unsigned)(i % (16 / esize)) };
 		jobs[101] = (struct host_job){ .kind = KERN_REDUCE, .op = VKR_OP_SUM,
-					       .dtype = VKR_DTYPE_F32, .input = x, .n = sizes_to_try[s] };
+					       .dtype = dtype, .input = x, .n = sizes_to_try[s] };
 		harness_run(gpu, jobs, 200);
-		assert_memory_equal(&jobs[101].result.f32, &alone.f32, sizeof(float));
+		assert_memory_equal(&jobs[101].result, &alone, esize);
 		for (size_t i = 0; i < 200; i++) {
 			char why[256];
-			if (!ref_reduce_check(jobs[i].op, VKR_DTYPE_F32, jobs[i].cmp, jobs[i].cmp_value, x, jobs[i].n,
+			if (!ref_reduce_check(jobs[i].op, dtype, jobs[i].cmp, jobs[i].cmp_value, x, jobs[i].n,
 					      jobs[i].result, why, sizeof(why)))
-				fail_msg("small job %zu (%s, n=%zu): %s", i, proto_op_name(jobs[i].op), jobs[i].n, why);
+				fail_msg("small job %zu (%s %s, n=%zu): %s", i, proto_op_name(jobs[i].op),
+					 proto_dtype_name(dtype), jobs[i].n, why);
 		}
 	}
 	free(x);
+}
+
+static void test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table(void **state)
+{
+	(void)state;
+	check_small_jobs_alone_and_in_a_table(VKR_DTYPE_F32);
+	if (gpu_supports_dtype(gpu, VKR_DTYPE_F64))
+		check_small_jobs_alone_and_in_a_table(VKR_DTYPE_F64);
+	else
+		print_message("device lacks f64; skipped it\n");
 }
 
 static void test_reduce_array_larger_than_one_storage_binding(void **state)
