@@ -602,38 +602,29 @@ struct spread_job {
 _Static_assert(sizeof(struct small_job) == 48 && sizeof(struct spread_job) == 72,
 	       "the job tables' entries are laid out as reduce.comp's scalar structs");
 
-/* Workgroups of a small job: one, or for a job of more than KERN_SMALL_SPREAD_BYTES one per
- * 1024 vectors, as pass 0's grid (plan_reduce); reduce.comp's pass 2 says why. */
-static uint32_t small_job_parts(const struct gpu *gpu, const struct kern_job *job)
-{
-	if (!kern_small_jobs_spread(&gpu->info) || job->n * dtype_size(job->dtype) <= KERN_SMALL_SPREAD_BYTES)
-		return 1;
-	return plan_reduce(gpu, job, job_part(job, 0)).groups;
-}
+/* How a small job is recorded: its workgroups (one, or for a job of more than
+ * KERN_SMALL_SPREAD_BYTES one per 1024 vectors, as pass 0's grid: reduce.comp's pass 2 says
+ * why), its pipeline (the two-pass one's pass 2, or the spread one, reduce.comp's
+ * SPREAD_JOBS), the table bytes of its entries, and of its arrival word and partials (none
+ * for a job of one workgroup). */
+struct small_layout {
+	uint32_t parts, pipeline;
+	uint64_t entry_bytes, tail_bytes;
+};
 
-/* The pipeline of a small job: the two-pass one's pass 2, or for a job of several parts the
- * spread pipeline (reduce.comp's SPREAD_JOBS). */
-static uint32_t small_job_pipeline(const struct gpu *gpu, const struct kern_job *job)
+static struct small_layout small_job_layout(const struct gpu *gpu, const struct kern_job *job)
 {
-	if (small_job_parts(gpu, job) == 1)
-		return reduce_pipeline(gpu, job, false);
-	if (job->op == VKR_OP_COUNT)
-		return PIPE_COUNT_SPREAD + job->dtype;
-	return PIPE_REDUCE_SPREAD + job->dtype * SCALAR_OPS + job->op;
-}
-
-/* Table bytes of a small job's entries. */
-static uint64_t small_job_entry_bytes(const struct gpu *gpu, const struct kern_job *job)
-{
-	uint32_t parts = small_job_parts(gpu, job);
-	return parts > 1 ? parts * sizeof(struct spread_job) : sizeof(struct small_job);
-}
-
-/* Table bytes of a small job's arrival word and partials (none for a job of one part). */
-static uint64_t small_job_tail_bytes(const struct gpu *gpu, const struct kern_job *job)
-{
-	uint32_t parts = small_job_parts(gpu, job);
-	return parts > 1 ? align16(ARRIVAL_WORD_BYTES + parts * reduce_acc_bytes(job)) : 0;
+	struct small_layout l = { .parts = 1, .entry_bytes = sizeof(struct small_job) };
+	if (!kern_small_jobs_spread(&gpu->info) || job->n * dtype_size(job->dtype) <= KERN_SMALL_SPREAD_BYTES) {
+		l.pipeline = reduce_pipeline(gpu, job, false);
+		return l;
+	}
+	l.parts = plan_reduce(gpu, job, job_part(job, 0)).groups;
+	l.pipeline = job->op == VKR_OP_COUNT ? PIPE_COUNT_SPREAD + job->dtype
+					     : PIPE_REDUCE_SPREAD + job->dtype * SCALAR_OPS + job->op;
+	l.entry_bytes = l.parts * sizeof(struct spread_job);
+	l.tail_bytes = align16(ARRIVAL_WORD_BYTES + l.parts * reduce_acc_bytes(job));
+	return l;
 }
 
 uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
@@ -965,9 +956,9 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 	for (size_t i = 0; i < count; i++) {
 		if (!is_small(&jobs[i]))
 			continue;
-		uint32_t p = small_job_pipeline(rec->gpu, &jobs[i]);
-		entries[p] += small_job_parts(rec->gpu, &jobs[i]);
-		first[p + 1] += small_job_entry_bytes(rec->gpu, &jobs[i]);
+		struct small_layout l = small_job_layout(rec->gpu, &jobs[i]);
+		entries[l.pipeline] += l.parts;
+		first[l.pipeline + 1] += l.entry_bytes;
 	}
 	for (size_t p = 0; p < PIPE_TOTAL; p++)
 		first[p + 1] += first[p];
@@ -990,18 +981,18 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 		entry.head = (uint32_t)plan.head;
 		entry.nvec = (uint32_t)plan.nvec;
 		entry.cmp = job->cmp;
-		uint64_t *at = &fill[small_job_pipeline(rec->gpu, job)];
-		uint32_t parts = small_job_parts(rec->gpu, job);
-		if (parts == 1) {
+		struct small_layout l = small_job_layout(rec->gpu, job);
+		uint64_t *at = &fill[l.pipeline];
+		if (l.parts == 1) {
 			memcpy(table + *at, &entry, sizeof(entry));
 			*at += sizeof(entry);
 			continue;
 		}
-		struct spread_job spread = { .job = entry, .parts = parts };
+		struct spread_job spread = { .job = entry, .parts = l.parts };
 		split(spread.counter, tails);
 		split(spread.partials, tails + ARRIVAL_WORD_BYTES);
-		tails += small_job_tail_bytes(rec->gpu, job);
-		for (uint32_t k = 0; k < parts; k++) {
+		tails += l.tail_bytes;
+		for (uint32_t k = 0; k < l.parts; k++) {
 			spread.part = k;
 			memcpy(table + *at, &spread, sizeof(spread));
 			*at += sizeof(spread);
@@ -1032,8 +1023,9 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 			phases = job_phases;
 		if (is_small(&jobs[i])) {
 			small++;
-			small_entry_bytes += small_job_entry_bytes(gpu, &jobs[i]);
-			small_tails += small_job_tail_bytes(gpu, &jobs[i]);
+			struct small_layout l = small_job_layout(gpu, &jobs[i]);
+			small_entry_bytes += l.entry_bytes;
+			small_tails += l.tail_bytes;
 		}
 		counters += one_dispatch(gpu, &jobs[i]);
 		flagged += flagged_bytes(gpu, &jobs[i]);

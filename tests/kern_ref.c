@@ -8,13 +8,22 @@
 
 #include "proto_names.h"
 
-vkr_value ref_get(vkr_dtype dtype, const void *data, size_t i)
+/* Element i of data whose elements are size (4 or 8) bytes, the size fixed by the caller so
+ * that in the scans' long loops the copy is a load, not a call. */
+static inline vkr_value get_sized(const void *data, size_t i, size_t size)
 {
 	vkr_value v;
 	memset(&v, 0, sizeof(v));
-	size_t size = proto_dtype_size(dtype);
-	memcpy(&v, (const char *)data + i * size, size);
+	if (size == 4)
+		memcpy(&v, (const char *)data + i * 4, 4);
+	else
+		memcpy(&v, (const char *)data + i * 8, 8);
 	return v;
+}
+
+vkr_value ref_get(vkr_dtype dtype, const void *data, size_t i)
+{
+	return get_sized(data, i, proto_dtype_size(dtype));
 }
 
 void ref_set(vkr_dtype dtype, void *data, size_t i, vkr_value v)
@@ -285,19 +294,6 @@ struct ref_scan_state ref_scan_start(vkr_op op, vkr_dtype dtype)
 		.acc = op == VKR_OP_PROD ? 1.0L : 0.0L, .abs_sum = 0, .exact = ref_neutral(op, dtype),
 	};
 	return s;
-}
-
-/* Element i of data whose elements are size (4 or 8) bytes: ref_get() for the scans' long
- * loops, with the size fixed outside them so that the copy is a load, not a call. */
-static inline vkr_value get_sized(const void *data, size_t i, size_t size)
-{
-	vkr_value v;
-	memset(&v, 0, sizeof(v));
-	if (size == 4)
-		memcpy(&v, (const char *)data + i * 4, 4);
-	else
-		memcpy(&v, (const char *)data + i * 8, 8);
-	return v;
 }
 
 /* Element x folded into s: float sums and products in long double, the rest exactly. */
