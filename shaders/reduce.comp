@@ -16,7 +16,9 @@
 // SUMMED_ARRIVALS (count-if, and sums of 32-bit integers) or ATOMIC_VALUE (min and max, and
 // sums of 64-bit integers), pass 3 has no partials at all: each workgroup adds its sum and its
 // arrival to one 64-bit word, or takes its value into a word by an atomic max or add before it
-// counts itself (below).
+// counts itself (below). Built with LIMB_SUM (sums of f32 and f64), pass 3 adds each
+// workgroup's partial exactly into integer limbs by atomics, and the last workgroup rounds
+// their sum once (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
@@ -531,6 +533,180 @@ ACC workgroup_reduce(uint lid, ACC mine)
 }
 #endif
 
+#ifdef LIMB_SUM
+// Float sums by integer limbs (the reduce_limbs builds, for sums of f32 and f64): pass 3's
+// tail without partials and without the last workgroup's fold. Each workgroup's partial, a
+// float m * 2^(p - BIAS) with an integer m below 2^(MANT_BITS + 1) and p >= 0, is a fixed-
+// point integer m << p, added exactly into 64-bit limbs of 32 bits each (limb k weighs
+// 2^(32k)): two limbs for an f32 partial, three for an f64, by 64-bit integer atomics on
+// zeroed words of the table. A limb gains less than 2^32 per workgroup, so 2^31 workgroups
+// cannot overflow it. Integer adds commute: the limbs hold the exact sum of the partials
+// whatever order the workgroups arrive in, and the last to arrive rounds it once, to
+// nearest (ties to even), into the result. So the bits depend only on n, its alignment and
+// the grid, as the fold's do, and the tail's error is half an ulp where a tree of 1,056
+// partials rounded ten times. As ATOMIC_VALUE, the arrival's increment depends on every
+// limb atomic's answer, so no workgroup counts itself before its partial is in the limbs.
+// NaN and infinite partials set bits of a flags word instead (by an atomic OR, rare). A zero
+// sum is +0, as the fold gives (its accumulators start at +0: README, a sum of -0 alone).
+#if !(defined(DTYPE_F32) || defined(DTYPE_F64)) || defined(KERNEL_COUNT)
+#error "limb sums: sums of f32 and f64 only"
+#endif
+#extension GL_EXT_shader_atomic_int64 : require
+#if defined(DTYPE_F32)
+#define LIMBS 9         // p in [0, 253], m < 2^24: the integers below 2^277
+#define MANT_BITS 23
+#define EXP_LIMIT 255
+#define SIGN_BIT 31
+#else
+#define LIMBS 66        // p in [0, 2045], m < 2^53: the integers below 2^2098
+#define MANT_BITS 52
+#define EXP_LIMIT 2047
+#define SIGN_BIT 63
+#endif
+#define LIMB_NAN 1u
+#define LIMB_POS_INF 2u
+#define LIMB_NEG_INF 4u
+// The table's words (kern.c's LIMB_WORDS_BYTES_*, 16-aligned): the arrivals' counter at 0,
+// the flags at 8, the limbs from 16.
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer LimbArrivals { uint v; };
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer LimbFlags { uint v; };
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer Limbs { int64_t v[LIMBS]; };
+layout(buffer_reference, scalar, buffer_reference_align = 4) buffer ResultBits { ACC_BITS v; };
+
+uvec2 limb_address(uint offset) { return pc.counter + uvec2(offset, 0u); } // 16-aligned: no carry
+
+// The partial as (sign, p, m): its value is (-1)^sign * m * 2^(p - BIAS), m < 2^(MANT_BITS + 1).
+// Returns the flag of a NaN or infinity (0 for a finite partial).
+uint limb_split(ACC_BITS bits, out bool negative, out uint p, out uint64_t m)
+{
+#if defined(DTYPE_F32)
+	uint64_t u = uint64_t(bits);
+	negative = (bits >> 31) != 0u;
+#else
+	uint64_t u = packUint2x32(bits);
+	negative = (bits.y >> 31) != 0u;
+#endif
+	uint e = uint(u >> MANT_BITS) & uint(EXP_LIMIT);
+	uint64_t fraction = u & ((1ul << MANT_BITS) - 1ul);
+	if (e == uint(EXP_LIMIT))
+		return fraction != 0ul ? LIMB_NAN : negative ? LIMB_NEG_INF : LIMB_POS_INF;
+	m = e != 0u ? fraction | (1ul << MANT_BITS) : fraction;
+	p = max(e, 1u) - 1u;
+	return 0u;
+}
+
+// Adds this workgroup's partial to the limbs (or its flag to the flags); returns the OR of
+// the atomics' answers, for the arrival to depend on.
+uint limb_add(ACC_BITS bits)
+{
+	bool negative;
+	uint p;
+	uint64_t m;
+	uint flag = limb_split(bits, negative, p, m);
+	if (flag != 0u)
+		return atomicOr(LimbFlags(limb_address(8u)).v, flag);
+	uint k = p >> 5u, s = p & 31u;
+	uint64_t low = m << s; // m < 2^53 and s < 32: the bits above 64 are m >> (64 - s)
+	uint parts[3] = { uint(low), uint(low >> 32), s == 0u ? 0u : uint(m >> (64u - s)) };
+	Limbs limbs = Limbs(limb_address(16u));
+	uint answers = 0u;
+	[[unroll]] for (uint i = 0u; i < 3u; i++) {
+		if (parts[i] != 0u) {
+			int64_t part = int64_t(parts[i]);
+			answers |= uint(atomicAdd(limbs.v[k + i], negative ? -part : part));
+		}
+	}
+	return answers;
+}
+
+// The last workgroup's invocation 0: the limbs' exact sum, rounded once to nearest even.
+ACC_BITS limb_result()
+{
+	uint flags = atomicOr(LimbFlags(limb_address(8u)).v, 0u);
+#if defined(DTYPE_F32)
+	const uint QNAN = 0x7fc00000u, POS_INF = 0x7f800000u, NEG_INF = 0xff800000u;
+#define LIMB_BITS(u) uint(u)
+#else
+	const uint64_t QNAN = 0x7ff8000000000000ul, POS_INF = 0x7ff0000000000000ul, NEG_INF = 0xfff0000000000000ul;
+#define LIMB_BITS(u) unpackUint2x32(u)
+#endif
+	if ((flags & LIMB_NAN) != 0u || (flags & (LIMB_POS_INF | LIMB_NEG_INF)) == (LIMB_POS_INF | LIMB_NEG_INF))
+		return LIMB_BITS(QNAN); // NaN, or inf + -inf
+	if (flags != 0u)
+		return LIMB_BITS((flags & LIMB_POS_INF) != 0u ? POS_INF : NEG_INF);
+	// Every limb, by atomics (as ATOMIC_VALUE's last read): they answer from the point where
+	// every other workgroup's adds were performed.
+	Limbs limbs = Limbs(limb_address(16u));
+	int64_t limb[LIMBS];
+	int lo = LIMBS, hi = -1;
+	[[unroll]] for (int i = 0; i < LIMBS; i++)
+		limb[i] = atomicAdd(limbs.v[i], 0l);
+	for (int i = 0; i < LIMBS; i++) {
+		if (limb[i] != 0l) {
+			lo = min(lo, i);
+			hi = i;
+		}
+	}
+	uint64_t sign = 0ul;
+	if (hi < 0) // every partial was zero
+		return LIMB_BITS(0ul);
+	// Carries, from the lowest nonzero limb up: digits of 32 bits, the last one signed.
+	uint digit[LIMBS + 1];
+	int64_t carry = 0l;
+	for (int i = lo; i <= hi; i++) {
+		int64_t v = limb[i] + carry;
+		digit[i] = uint(v);
+		carry = v >> 32;
+	}
+	if (carry < 0l) { // negative: the magnitude, by two's complement from the lowest digit
+		sign = 1ul << SIGN_BIT;
+		uint64_t c = 1ul;
+		for (int i = lo; i <= hi; i++) {
+			uint64_t t = uint64_t(~digit[i]) + c;
+			digit[i] = uint(t);
+			c = t >> 32;
+		}
+		carry = int64_t(~uint64_t(carry) + c);
+	}
+	digit[hi + 1] = uint(carry); // below 2^32: each limb is below 2^63 / 2^32 in size
+	int t = hi + 1;
+	while (t > lo && digit[t] == 0u)
+		t--;
+	if (digit[t] == 0u) // the partials cancelled exactly: +0, as IEEE's x + -x
+		return LIMB_BITS(0ul);
+	int b = findMSB(digit[t]);
+	int lead = 32 * t + b; // the sum's leading bit, in units of the smallest subnormal
+	if (lead < MANT_BITS) { // a subnormal, exact: its bits are the integer
+		uint64_t value = uint64_t(digit[t]);
+		if (t == 1)
+			value = (value << 32) | uint64_t(digit[0]);
+		return LIMB_BITS(sign | value);
+	}
+	// The 64 bits from the leading one down, with a sticky bit for every one below them.
+	uint d1 = t >= lo + 1 ? digit[t - 1] : 0u;
+	uint d2 = t >= lo + 2 ? digit[t - 2] : 0u;
+	uint64_t top = (uint64_t(digit[t]) << 32) | uint64_t(d1);
+	uint64_t window = b == 31 ? top : (top << (31 - b)) | uint64_t(d2 >> (b + 1));
+	bool sticky = b == 31 ? d2 != 0u : (d2 & ((1u << (b + 1)) - 1u)) != 0u;
+	for (int i = lo; i < t - 2; i++)
+		sticky = sticky || digit[i] != 0u;
+	window |= sticky ? 1ul : 0ul;
+	const int DROPPED = 63 - MANT_BITS;
+	uint64_t mant = window >> DROPPED;
+	uint64_t rest = window & ((1ul << DROPPED) - 1ul), halfway = 1ul << (DROPPED - 1);
+	if (rest > halfway || (rest == halfway && (mant & 1ul) != 0ul))
+		mant++;
+	if ((mant >> (MANT_BITS + 1)) != 0ul) { // rounded up to the next power of two
+		mant >>= 1;
+		lead++;
+	}
+	int e = lead - (MANT_BITS - 1); // value = 1.f * 2^(lead - BIAS): lead >= MANT_BITS, e >= 1
+	if (e >= EXP_LIMIT)
+		return LIMB_BITS(sign | POS_INF);
+	return LIMB_BITS(sign | (uint64_t(e) << MANT_BITS) | (mant & ((1ul << MANT_BITS) - 1ul)));
+}
+#endif
+
 // Whether this pipeline runs pass 3 and nothing else (kern.c's one-dispatch pipelines; the
 // others run passes 0, 1 and 2 by pc.pass_index). A specialization constant, so that each
 // pipeline holds only its own passes' code: with every pass in one pipeline, behind branches
@@ -621,6 +797,15 @@ void main()
 				ORDERED all = ATOMIC_SUM ? atomicAdd(word.v, ORDERED(0u)) : max(atomicMax(word.v, mine), mine);
 				Accs(pc.dst).v[0] = result_bits(acc_from_ordered(all));
 			}
+		}
+#elif defined(LIMB_SUM)
+		if (lid == 0u) {
+			ACC_BITS bits = acc_to_bits(r);
+			uint zero = pc.pass_index - 3u; // kern.c passes 3: the dependency's zero
+			uint answers = limb_add(bits);
+			uint arrived = atomicAdd(LimbArrivals(pc.counter).v, 1u + (answers & zero));
+			if (arrived == gl_NumWorkGroups.x - 1u) // every other partial is in the limbs
+				ResultBits(pc.dst).v = limb_result();
 		}
 #else
 		const bool flagged = FLAGGED_PARTIALS;
