@@ -745,6 +745,10 @@ static void check_f32_sum_edges(struct gpu *on, bool limbs)
 		}
 		float got = sum_one_on(on, VKR_DTYPE_F32, f, N).f32;
 		bool same = isnan(want) ? isnan(got) : f32_bits(got) == f32_bits(want);
+		/* Cases 7 and 8 add subnormals, which a device without DenormPreserve may flush
+		 * in the fold (README, Subnormals): then the partials, and the sum, are +0. */
+		if (c >= 7 && !gpu_get_info(on)->denorm_preserve32 && f32_bits(got) == 0)
+			same = true;
 		if (!same)
 			fail_msg("f32 sum, case %zu: got %a, want %a", c, got, want);
 	}
