@@ -211,7 +211,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->accumulator_bytes = s->reduction ? accumulator_bytes(count, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
-	s->needs_float64 = dtype == VKR_DTYPE_F64;
+	s->needs_float64 = dtype == VKR_DTYPE_F64 || kernel == K_REDUCE_LIMBS; /* f32's limbs sum in doubles */
 	/* The single-pass scan packs 32-bit values with their state in 64-bit words; f64 scans
 	 * of min and max hold int64 keys (shaders/scan_op.glsl: every f64 scan module declares
 	 * them, the operator being a specialization constant). */
@@ -538,7 +538,7 @@ bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 
 bool kern_limb_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
-	return info->reduce_atomic_tails && op == VKR_OP_SUM &&
+	return info->reduce_atomic_tails && info->shader_float64 && op == VKR_OP_SUM &&
 	       (dtype == VKR_DTYPE_F32 || dtype == VKR_DTYPE_F64);
 }
 
