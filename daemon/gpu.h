@@ -89,9 +89,7 @@ struct gpu_info {
 	 * workgroup adds its sum and its arrival to one 64-bit word (reduce.comp's
 	 * SUMMED_ARRIVALS; kern_summed_arrivals(): count-if, sums of i32 and u32), or takes its
 	 * value into a word by an atomic add or max before it counts its arrival (ATOMIC_VALUE;
-	 * kern_atomic_sums(): sums of i64 and u64; kern_atomic_extremes()); float sums add
-	 * their partials exactly into integer limbs by atomics (LIMB_SUM; kern_limb_sums()).
-	 * By default
+	 * kern_atomic_sums(): sums of i64 and u64; kern_atomic_extremes()). By default
 	 * where the device has shaderBufferInt64Atomics and reduce_subgroup_tree; no VKR_REDUCE
 	 * mode uses them (VKR_REDUCE=partials: the default without them). */
 	bool reduce_atomic_tails;

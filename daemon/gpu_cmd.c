@@ -123,7 +123,7 @@ int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct g
 			rc = gpu_buffer_create(gpu, size, GPU_MEMORY_STAGING, &cmd->table);
 			/* Still correct, but flagged partials, the atomic tails' words
 			 * (kern_flagged_partials(), kern_summed_arrivals(), kern_atomic_sums(),
-			 * kern_atomic_extremes(), kern_limb_sums(), chosen per device) and the spread small jobs'
+			 * kern_atomic_extremes(), chosen per device) and the spread small jobs'
 			 * partials and arrivals (kern_small_jobs_spread()) then cross the bus: the
 			 * last workgroup reads each partial from host RAM, and every workgroup's
 			 * atomics go there. Said once. */

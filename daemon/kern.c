@@ -6,8 +6,8 @@
  * second one, chosen by specialization constant 2: reductions for one dispatch (reduce.comp's
  * ONE_DISPATCH), the single-pass scan staged through host memory (STAGED). Count-if, integer
  * sums, and min and max have a third, one-dispatch too, from builds of their own whose tail
- * is atomic (SUMMED_ARRIVALS, ATOMIC_VALUE), and so do float sums (LIMB_SUM); reductions and
- * count-if have builds of their own for small jobs spread over workgroups (SPREAD_JOBS).
+ * is atomic (SUMMED_ARRIVALS, ATOMIC_VALUE); reductions and count-if have builds of their own
+ * for small jobs spread over workgroups (SPREAD_JOBS).
  */
 #include "kern.h"
 
@@ -22,11 +22,8 @@
 #define WG_SIZE 256u
 /* A one-dispatch reduction's arrival words in the table: a 32-bit counter, 64 bits of summed
  * arrivals, or an atomic min or max's value (up to 8 bytes) and its counter 8 bytes after.
- * 16-byte aligned: the table and each job's words after it. A float sum by limbs has its
- * limbs after them (reduce.comp's LIMB_SUM: 9 of 8 bytes for f32, 66 for f64). */
+ * 16-byte aligned: the table and each job's words after it. */
 #define ARRIVAL_WORD_BYTES 16u
-#define LIMB_WORDS_BYTES_F32 (ARRIVAL_WORD_BYTES + 9u * 8u + 8u) /* 16-aligned */
-#define LIMB_WORDS_BYTES_F64 (ARRIVAL_WORD_BYTES + 66u * 8u)
 #define SCAN_SLOTS 512u
 #define SCALAR_OPS 4 /* sum, prod, min, max: the ops with a pipeline per dtype */
 
@@ -49,9 +46,6 @@ enum {
 	/* One-dispatch sums of i64 and u64 by atomics (reduce.comp's ATOMIC_VALUE, ATOMIC_SUM). */
 	PIPE_SUM_ATOMIC_I64,
 	PIPE_SUM_ATOMIC_U64,
-	/* One-dispatch sums of f32 and f64 by integer limbs (reduce.comp's LIMB_SUM). */
-	PIPE_SUM_LIMBS_F32,
-	PIPE_SUM_LIMBS_F64,
 	/* One-dispatch min and max by atomics (reduce.comp's ATOMIC_VALUE): + dtype * 2 +
 	 * (op == max). */
 	PIPE_EXTREME,
@@ -81,43 +75,39 @@ enum {
 /* The summed-arrival builds exist for these dtypes only: sums of i32 and u32. */
 #define INT32_TABLE(kernel) { NULL, NULL, spv_##kernel##_i32, spv_##kernel##_u32, NULL, NULL }
 #define INT32_SIZES(kernel) { NULL, NULL, &spv_##kernel##_i32_size, &spv_##kernel##_u32_size, NULL, NULL }
-/* The limb builds: sums of f32 and f64. */
-#define FLOAT_TABLE(kernel) { spv_##kernel##_f32, spv_##kernel##_f64, NULL, NULL, NULL, NULL }
-#define FLOAT_SIZES(kernel) { &spv_##kernel##_f32_size, &spv_##kernel##_f64_size, NULL, NULL, NULL, NULL }
 
 enum {
 	K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED,
-	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_ATOMIC, K_REDUCE_SPREAD, K_COUNT_SPREAD, K_REDUCE_LIMBS,
-	K_KERNELS
+	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_ATOMIC, K_REDUCE_SPREAD, K_COUNT_SPREAD, K_KERNELS
 };
 static const char *const kernel_names[K_KERNELS] = {
 	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
-	"reduce_summed", "count_summed", "reduce_atomic", "reduce_spread", "count_spread", "reduce_limbs",
+	"reduce_summed", "count_summed", "reduce_atomic", "reduce_spread", "count_spread",
 };
 static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
 	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply), DTYPE_TABLE(scan_chained),
 	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed), DTYPE_TABLE(reduce_atomic),
-	DTYPE_TABLE(reduce_spread), DTYPE_TABLE(count_spread), FLOAT_TABLE(reduce_limbs),
+	DTYPE_TABLE(reduce_spread), DTYPE_TABLE(count_spread),
 };
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
 	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
 	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed), DTYPE_SIZES(reduce_atomic),
-	DTYPE_SIZES(reduce_spread), DTYPE_SIZES(count_spread), FLOAT_SIZES(reduce_limbs),
+	DTYPE_SIZES(reduce_spread), DTYPE_SIZES(count_spread),
 };
 
 static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE_DP(reduce), DTYPE_TABLE_DP(count), DTYPE_TABLE_DP(scan_reduce),
 	DTYPE_TABLE_DP(scan_totals), DTYPE_TABLE_DP(scan_apply), DTYPE_TABLE_DP(scan_chained),
 	DTYPE_NONE, DTYPE_TABLE_DP(count_summed), DTYPE_NONE,
-	DTYPE_TABLE_DP(reduce_spread), DTYPE_TABLE_DP(count_spread), DTYPE_TABLE_DP(reduce_limbs),
+	DTYPE_TABLE_DP(reduce_spread), DTYPE_TABLE_DP(count_spread),
 };
 static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(reduce), DTYPE_SIZES_DP(count), DTYPE_SIZES_DP(scan_reduce),
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
 	DTYPE_NONE, DTYPE_SIZES_DP(count_summed), DTYPE_NONE,
-	DTYPE_SIZES_DP(reduce_spread), DTYPE_SIZES_DP(count_spread), DTYPE_SIZES_DP(reduce_limbs),
+	DTYPE_SIZES_DP(reduce_spread), DTYPE_SIZES_DP(count_spread),
 };
 
 static uint64_t dtype_size(vkr_dtype dtype)
@@ -173,8 +163,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	struct kern_pipeline_source *s = &sources[index];
 	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
 	static const char *const op_names[] = { "sum", "prod", "min", "max" };
-	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_ATOMIC ||
-		      kernel == K_REDUCE_LIMBS;
+	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_ATOMIC;
 	bool spread = kernel == K_REDUCE_SPREAD || kernel == K_COUNT_SPREAD;
 	bool count = kernel == K_COUNT || kernel == K_COUNT_SUMMED || kernel == K_COUNT_SPREAD;
 	bool reduction = kernel == K_REDUCE || count || atomic || spread;
@@ -211,7 +200,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->accumulator_bytes = s->reduction ? accumulator_bytes(count, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
-	s->needs_float64 = dtype == VKR_DTYPE_F64 || kernel == K_REDUCE_LIMBS; /* f32's limbs sum in doubles */
+	s->needs_float64 = dtype == VKR_DTYPE_F64;
 	/* The single-pass scan packs 32-bit values with their state in 64-bit words; f64 scans
 	 * of min and max hold int64 keys (shaders/scan_op.glsl: every f64 scan module declares
 	 * them, the operator being a specialization constant). */
@@ -254,8 +243,6 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		describe(PIPE_SUM_SUMMED_U32, K_REDUCE_SUMMED, VKR_DTYPE_U32, VKR_OP_SUM, 0, 1);
 		describe(PIPE_SUM_ATOMIC_I64, K_REDUCE_ATOMIC, VKR_DTYPE_I64, VKR_OP_SUM, 0, 1);
 		describe(PIPE_SUM_ATOMIC_U64, K_REDUCE_ATOMIC, VKR_DTYPE_U64, VKR_OP_SUM, 0, 1);
-		describe(PIPE_SUM_LIMBS_F32, K_REDUCE_LIMBS, VKR_DTYPE_F32, VKR_OP_SUM, 0, 1);
-		describe(PIPE_SUM_LIMBS_F64, K_REDUCE_LIMBS, VKR_DTYPE_F64, VKR_OP_SUM, 0, 1);
 		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 			describe(PIPE_EXTREME + d * 2, K_REDUCE_ATOMIC, d, VKR_OP_MIN, 0, 1);
 			describe(PIPE_EXTREME + d * 2 + 1, K_REDUCE_ATOMIC, d, VKR_OP_MAX, 0, 1);
@@ -536,18 +523,12 @@ bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 	       (dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64);
 }
 
-bool kern_limb_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
-{
-	return info->reduce_atomic_tails && info->shader_float64 && op == VKR_OP_SUM &&
-	       (dtype == VKR_DTYPE_F32 || dtype == VKR_DTYPE_F64);
-}
-
-/* A tail by atomics for this op and dtype: summed arrivals, 64-bit integer sums, min and
- * max by atomics, or float sums by limbs. */
+/* A tail by atomics for this op and dtype: summed arrivals, 64-bit integer sums or min and
+ * max by atomics. */
 static bool atomic_tail_for(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
 	return kern_summed_arrivals(info, dtype, op) || kern_atomic_sums(info, dtype, op) ||
-	       kern_atomic_extremes(info, dtype, op) || kern_limb_sums(info, dtype, op);
+	       kern_atomic_extremes(info, dtype, op);
 }
 
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src)
@@ -561,17 +542,6 @@ bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeli
 static bool atomic_tail(const struct gpu *gpu, const struct kern_job *job)
 {
 	return one_dispatch(gpu, job) && atomic_tail_for(&gpu->info, job->dtype, job->op);
-}
-
-/* Table bytes of a one-dispatch reduction's zeroed words: its arrival words, and a float sum
- * by limbs its limbs after them. */
-static uint64_t arrival_bytes(const struct gpu *gpu, const struct kern_job *job)
-{
-	if (!one_dispatch(gpu, job))
-		return 0;
-	if (atomic_tail(gpu, job) && kern_limb_sums(&gpu->info, job->dtype, job->op))
-		return job->dtype == VKR_DTYPE_F32 ? LIMB_WORDS_BYTES_F32 : LIMB_WORDS_BYTES_F64;
-	return ARRIVAL_WORD_BYTES;
 }
 
 /* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's
@@ -602,8 +572,6 @@ static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *jo
 			case VKR_DTYPE_I32: return PIPE_SUM_SUMMED_I32;
 			case VKR_DTYPE_U32: return PIPE_SUM_SUMMED_U32;
 			case VKR_DTYPE_I64: return PIPE_SUM_ATOMIC_I64;
-			case VKR_DTYPE_F32: return PIPE_SUM_LIMBS_F32;
-			case VKR_DTYPE_F64: return PIPE_SUM_LIMBS_F64;
 			default: return PIPE_SUM_ATOMIC_U64; /* atomic_tail_for: no other sum */
 			}
 		}
@@ -895,7 +863,7 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 			split(p.dst, job->dst);
 			split(p.partials, flagged_partials(rec->gpu, job) ? rec->flagged : partials);
 			split(p.counter, rec->counters);
-			rec->counters += arrival_bytes(rec->gpu, job);
+			rec->counters += ARRIVAL_WORD_BYTES;
 			rec->flagged += flagged_bytes(rec->gpu, job); /* 0 for fenced partials */
 		}
 		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
@@ -1046,8 +1014,8 @@ static void record_small_jobs(struct recorder *rec, const struct gpu_buffer *buf
 int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *jobs, size_t count)
 {
 	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
-	size_t small = 0;
-	uint64_t counter_bytes = 0, flagged = 0, small_entry_bytes = 0, small_tails = 0;
+	size_t small = 0, counters = 0;
+	uint64_t flagged = 0, small_entry_bytes = 0, small_tails = 0;
 	unsigned phases = 0; /* the most phases of any job */
 	for (size_t i = 0; i < count; i++) {
 		unsigned job_phases = kern_job_phases(gpu, &jobs[i]);
@@ -1059,14 +1027,15 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 			small_entry_bytes += l.entry_bytes;
 			small_tails += l.tail_bytes;
 		}
-		counter_bytes += arrival_bytes(gpu, &jobs[i]);
+		counters += one_dispatch(gpu, &jobs[i]);
 		flagged += flagged_bytes(gpu, &jobs[i]);
 	}
-	if (small || counter_bytes) {
-		/* The table: the small jobs' entries, then the zeroed arrival words of each
+	if (small || counters) {
+		/* The table: the small jobs' entries, then one zeroed arrival word per
 		 * one-dispatch reduction, then the zeroed flagged partials of those that have
 		 * them, then the small jobs' zeroed tails. */
 		uint64_t table_bytes = align16(small_entry_bytes);
+		uint64_t counter_bytes = align16(counters * ARRIVAL_WORD_BYTES);
 		struct gpu_buffer *buffer = NULL;
 		int rc = gpu_cmd_table(gpu, cmd, table_bytes + counter_bytes + flagged + small_tails, &buffer);
 		if (rc < 0)

@@ -216,16 +216,9 @@ bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
  * build is the only one, and the two-pass path must give the same bits). */
 bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
-/* Whether one-dispatch sums of this dtype run by integer limbs (reduce.comp's LIMB_SUM): f32
- * and f64, where info.reduce_atomic_tails. Each workgroup adds its partial exactly into
- * 64-bit integer limbs by atomics, then counts its arrival; the last rounds their sum once,
- * to nearest. No partials; the bits do not depend on the order of arrival, and differ from
- * the two-pass fold's (which rounds at each step of its tree over the partials). */
-bool kern_limb_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
-
 /* Whether kern.c ever records the atomic-tail pipeline src on this device (gpu.c builds only
- * those): by kern_summed_arrivals(), kern_atomic_sums(), kern_atomic_extremes() or
- * kern_limb_sums() for its op and dtype. */
+ * those): by kern_summed_arrivals(), kern_atomic_sums() or kern_atomic_extremes() for its op
+ * and dtype. */
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src);
 
 #endif /* VKR_KERN_H */

@@ -16,9 +16,7 @@
 // SUMMED_ARRIVALS (count-if, and sums of 32-bit integers) or ATOMIC_VALUE (min and max, and
 // sums of 64-bit integers), pass 3 has no partials at all: each workgroup adds its sum and its
 // arrival to one 64-bit word, or takes its value into a word by an atomic max or add before it
-// counts itself (below). Built with LIMB_SUM (sums of f32 and f64), pass 3 adds each
-// workgroup's partial exactly into integer limbs by atomics, and the last workgroup rounds
-// their sum once (below).
+// counts itself (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
@@ -533,156 +531,6 @@ ACC workgroup_reduce(uint lid, ACC mine)
 }
 #endif
 
-#ifdef LIMB_SUM
-// Float sums by integer limbs (the reduce_limbs builds, for sums of f32 and f64): pass 3's
-// tail without partials and without the last workgroup's fold. Each workgroup's partial, a
-// float m * 2^(p - BIAS) with an integer m below 2^(MANT_BITS + 1) and p >= 0, is a fixed-
-// point integer m << p, added exactly into 64-bit limbs of 32 bits each (limb k weighs
-// 2^(32k)): two limbs for an f32 partial, three for an f64, by 64-bit integer atomics on
-// zeroed words of the table. A limb gains less than 2^32 per workgroup, so 2^31 workgroups
-// cannot overflow it. Integer adds commute: the limbs hold the exact sum of the partials
-// whatever order the workgroups arrive in, and the last to arrive rounds it once, to
-// nearest (ties to even), into the result. So the bits depend only on n, its alignment and
-// the grid, as the fold's do, and the tail's error is half an ulp where a tree of 1,056
-// partials rounded ten times. As ATOMIC_VALUE, the arrival's increment depends on every
-// limb atomic's answer, so no workgroup counts itself before its partial is in the limbs.
-// NaN and infinite partials set bits of a flags word instead (by an atomic OR, rare). A zero
-// sum is +0, as the fold gives (its accumulators start at +0: README, a sum of -0 alone).
-#if !(defined(DTYPE_F32) || defined(DTYPE_F64)) || defined(KERNEL_COUNT)
-#error "limb sums: sums of f32 and f64 only"
-#endif
-#extension GL_EXT_shader_atomic_int64 : require
-#if defined(DTYPE_F32)
-#define LIMBS 9         // p in [0, 253], m < 2^24: the integers below 2^277
-#define MANT_BITS 23
-#define EXP_LIMIT 255
-#define SIGN_BIT 31
-#else
-#define LIMBS 66        // p in [0, 2045], m < 2^53: the integers below 2^2098
-#define MANT_BITS 52
-#define EXP_LIMIT 2047
-#define SIGN_BIT 63
-#endif
-#define LIMB_NAN 1u
-#define LIMB_POS_INF 2u
-#define LIMB_NEG_INF 4u
-// The table's words (kern.c's LIMB_WORDS_BYTES_*, 16-aligned): the arrivals' counter at 0,
-// the flags at 8, the limbs from 16.
-layout(buffer_reference, scalar, buffer_reference_align = 4) buffer LimbArrivals { uint v; };
-layout(buffer_reference, scalar, buffer_reference_align = 4) buffer LimbFlags { uint v; };
-layout(buffer_reference, scalar, buffer_reference_align = 8) buffer Limbs { int64_t v[LIMBS]; };
-layout(buffer_reference, scalar, buffer_reference_align = 4) buffer ResultBits { ACC_BITS v; };
-
-uvec2 limb_address(uint offset) { return pc.counter + uvec2(offset, 0u); } // 16-aligned: no carry
-
-// The partial as (sign, p, m): its value is (-1)^sign * m * 2^(p - BIAS), m < 2^(MANT_BITS + 1).
-// Returns the flag of a NaN or infinity (0 for a finite partial).
-uint limb_split(ACC_BITS bits, out bool negative, out uint p, out uint64_t m)
-{
-#if defined(DTYPE_F32)
-	uint64_t u = uint64_t(bits);
-	negative = (bits >> 31) != 0u;
-#else
-	uint64_t u = packUint2x32(bits);
-	negative = (bits.y >> 31) != 0u;
-#endif
-	uint e = uint(u >> MANT_BITS) & uint(EXP_LIMIT);
-	uint64_t fraction = u & ((1ul << MANT_BITS) - 1ul);
-	if (e == uint(EXP_LIMIT))
-		return fraction != 0ul ? LIMB_NAN : negative ? LIMB_NEG_INF : LIMB_POS_INF;
-	m = e != 0u ? fraction | (1ul << MANT_BITS) : fraction;
-	p = max(e, 1u) - 1u;
-	return 0u;
-}
-
-// Adds this workgroup's partial to the limbs (or its flag to the flags); returns the OR of
-// the atomics' answers, for the arrival to depend on.
-uint limb_add(ACC_BITS bits)
-{
-	bool negative;
-	uint p;
-	uint64_t m;
-	uint flag = limb_split(bits, negative, p, m);
-	if (flag != 0u)
-		return atomicOr(LimbFlags(limb_address(8u)).v, flag);
-	uint k = p >> 5u, s = p & 31u;
-	uint64_t low = m << s; // m < 2^53 and s < 32: the bits above 64 are m >> (64 - s)
-	uint parts[3] = { uint(low), uint(low >> 32), s == 0u ? 0u : uint(m >> (64u - s)) };
-	Limbs limbs = Limbs(limb_address(16u));
-	uint answers = 0u;
-	[[unroll]] for (uint i = 0u; i < 3u; i++) {
-		if (parts[i] != 0u) {
-			int64_t part = int64_t(parts[i]);
-			answers |= uint(atomicAdd(limbs.v[k + i], negative ? -part : part));
-		}
-	}
-	return answers;
-}
-
-// The last workgroup's first subgroup rounds the limbs' sum. Each lane reads the limbs lane,
-// lane + gl_SubgroupSize, ... by atomics (they answer from the point where every other
-// workgroup's adds were performed), each exact as a double scaled by its weight, and sums
-// them in double-double arithmetic (TwoSum: the error of each add kept), then the lanes'
-// sums by a butterfly of shuffles, all in an order fixed by the subgroup size. The result is
-// the exact sum rounded to nearest but where the limbs cancel to within 2^-100 or so of
-// their size (f32: double rounding as well, on exact ties), and for f64 sums below 2^-960,
-// whose lowest limbs are subnormal doubles. No barrier, no shared memory, no carries in one
-// invocation: with those (the workgroup reading the limbs in parallel, invocation 0 carrying
-// and rounding over shared memory) the tail ran 1.3 us (f32) and 0.8 us (f64) slower than
-// the flagged and fenced ones at 2^15 to 2^23, and 2 us from 2^24, on the H200, whatever the
-// grid (runs S30-2, S30-3).
-// (s, e) += (t, f), renormalized so that |e| is at most half an ulp of s. precise: no
-// contraction or reassociation, which would lose the error terms.
-void dd_add(inout double s, inout double e, double t, double f)
-{
-	precise double sum = s + t;
-	precise double bb = sum - s;
-	precise double err = ((s - (sum - bb)) + (t - bb)) + (e + f); // TwoSum's error, and the tails
-	precise double hi = sum + err;
-	precise double lo = err - (hi - sum);
-	e = lo;
-	s = hi;
-}
-
-double shuffle_double(double x, uint mask)
-{
-	return packDouble2x32(shuffle_bits(unpackDouble2x32(x), mask));
-}
-
-// Subgroup 0 of the last workgroup, every lane: the result's bits (lane 0's are stored).
-ACC_BITS limb_result(uint lane)
-{
-	Limbs limbs = Limbs(limb_address(16u));
-	uint flags = lane == 0u ? atomicOr(LimbFlags(limb_address(8u)).v, 0u) : 0u;
-	double s = 0.0, e = 0.0;
-	for (uint k = lane; k < uint(LIMBS); k += gl_SubgroupSize) {
-		int64_t v = atomicAdd(limbs.v[k], 0l);
-		dd_add(s, e, ldexp(double(v), int(32u * k) - (MANT_BITS == 23 ? 149 : 1074)), 0.0);
-	}
-	for (uint mask = 1u; mask < gl_SubgroupSize; mask <<= 1u)
-		dd_add(s, e, shuffle_double(s, mask), shuffle_double(e, mask));
-#if defined(DTYPE_F32)
-	if ((flags & LIMB_NAN) != 0u || (flags & (LIMB_POS_INF | LIMB_NEG_INF)) == (LIMB_POS_INF | LIMB_NEG_INF))
-		return 0x7fc00000u; // NaN, or inf + -inf
-	if (flags != 0u)
-		return (flags & LIMB_POS_INF) != 0u ? 0x7f800000u : 0xff800000u;
-	precise double sum = s + e;
-	// Past FLT_MAX and half its ulp the sum rounds to infinity (a conversion out of range
-	// would be undefined).
-	if (abs(sum) >= 340282356779733661637539395458142568448.0lf)
-		return sum > 0.0 ? 0x7f800000u : 0xff800000u;
-	return sum == 0.0 ? 0u : floatBitsToUint(float(sum));
-#else
-	if ((flags & LIMB_NAN) != 0u || (flags & (LIMB_POS_INF | LIMB_NEG_INF)) == (LIMB_POS_INF | LIMB_NEG_INF))
-		return uvec2(0u, 0x7ff80000u);
-	if (flags != 0u)
-		return uvec2(0u, (flags & LIMB_POS_INF) != 0u ? 0x7ff00000u : 0xfff00000u);
-	precise double sum = s + e;
-	return sum == 0.0 ? uvec2(0u) : unpackDouble2x32(sum);
-#endif
-}
-#endif
-
 // Whether this pipeline runs pass 3 and nothing else (kern.c's one-dispatch pipelines; the
 // others run passes 0, 1 and 2 by pc.pass_index). A specialization constant, so that each
 // pipeline holds only its own passes' code: with every pass in one pipeline, behind branches
@@ -772,21 +620,6 @@ void main()
 				// Every other workgroup's value is in the word; a sum adds nothing more.
 				ORDERED all = ATOMIC_SUM ? atomicAdd(word.v, ORDERED(0u)) : max(atomicMax(word.v, mine), mine);
 				Accs(pc.dst).v[0] = result_bits(acc_from_ordered(all));
-			}
-		}
-#elif defined(LIMB_SUM)
-		if (gl_SubgroupID == 0u) { // uniform in the subgroup: its lanes meet at the shuffles
-			bool last = false;
-			if (lid == 0u) {
-				uint zero = pc.pass_index - 3u; // kern.c passes 3: the dependency's zero
-				uint answers = limb_add(acc_to_bits(r));
-				uint arrived = atomicAdd(LimbArrivals(pc.counter).v, 1u + (answers & zero));
-				last = arrived == gl_NumWorkGroups.x - 1u; // every other partial is in the limbs
-			}
-			if (subgroupShuffle(last ? 1u : 0u, 0u) != 0u) { // lane 0's answer, to every lane
-				ACC_BITS bits = limb_result(gl_SubgroupInvocationID);
-				if (lid == 0u)
-					ResultBits(pc.dst).v = bits;
 			}
 		}
 #else

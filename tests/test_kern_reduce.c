@@ -540,12 +540,6 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	assert_false(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_PROD));
 	for (size_t w = 1; w < WAYS; w++)
 		assert_false(kern_atomic_sums(gpu_get_info(gpus[w]), VKR_DTYPE_I64, VKR_OP_SUM));
-	assert_true(kern_limb_sums(gpu_get_info(gpus[0]), VKR_DTYPE_F32, VKR_OP_SUM) == summed);
-	assert_true(kern_limb_sums(gpu_get_info(gpus[0]), VKR_DTYPE_F64, VKR_OP_SUM) == summed);
-	assert_false(kern_limb_sums(gpu_get_info(gpus[0]), VKR_DTYPE_F32, VKR_OP_PROD));
-	assert_false(kern_limb_sums(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_SUM));
-	for (size_t w = 1; w < WAYS; w++)
-		assert_false(kern_limb_sums(gpu_get_info(gpus[w]), VKR_DTYPE_F32, VKR_OP_SUM));
 	size_t n = 3000017; /* f32: 750,004 vectors, enough for 700 workgroups of 4 each */
 	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32, .n = n };
 	for (size_t w = 0; w < WAYS; w++)
@@ -575,7 +569,6 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		atomic_expected += kern_summed_arrivals(gpu_get_info(gpus[0]), d, VKR_OP_COUNT) +
 				   kern_summed_arrivals(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
 				   kern_atomic_sums(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
-				   kern_limb_sums(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
 				   2 * kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX);
 		assert_true(kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MIN) ==
 			    kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX));
@@ -618,17 +611,11 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 						      why, sizeof(why)))
 					fail_msg("one dispatch, %s %s n=%zu: %s", proto_op_name(op),
 						 proto_dtype_name(d), one->n, why);
-				/* A float sum by limbs rounds the partials' exact sum, not their
-				 * tree: the other ways agree among themselves, and the limbs are
-				 * held to the reference above (and exactly, in
-				 * test_reduce_float_sums_by_limbs_round_the_exact_sum_once). */
-				size_t like = kern_limb_sums(gpu_get_info(gpus[0]), d, op) ? 1 : 0;
-				for (size_t w = like + 1; w < WAYS; w++)
-					if (memcmp(&jobs[like][i].result, &jobs[w][i].result, sizeof(one->result)) != 0)
-						fail_msg("%s %s n=%zu: %s %#llx, %s %#llx",
+				for (size_t w = 1; w < WAYS; w++)
+					if (memcmp(&one->result, &jobs[w][i].result, sizeof(one->result)) != 0)
+						fail_msg("%s %s n=%zu: one dispatch %#llx, %s %#llx",
 							 proto_op_name(op), proto_dtype_name(d), one->n,
-							 ways[like] ? ways[like] : "one dispatch",
-							 (unsigned long long)jobs[like][i].result.u64, ways[w],
+							 (unsigned long long)one->result.u64, ways[w],
 							 (unsigned long long)jobs[w][i].result.u64);
 			}
 		}
@@ -658,14 +645,6 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		harness_gpu_done(gpus[w]);
 }
 
-/* Float sums by limbs (reduce.comp's LIMB_SUM, where kern_limb_sums()): the result is the
- * exact sum of the workgroups' partials rounded once, to nearest even. Integers small enough
- * that every partial is exact (700 workgroups, as above) and a total past the precision,
- * positive and negative: the result must be the exact total rounded, where a tree over
- * the 700 partials rounds at each step past 2^24 (f32) or 2^53 (f64) and differs for most
- * seeds. Then the edges, at a size that runs in one dispatch, on every tail: NaN, the
- * infinities, inf + -inf, overflow, -0 alone (+0), an exact cancellation (+0), a subnormal total
- * and a total of subnormals that rounds to a normal. */
 static vkr_value sum_one_on(struct gpu *on, vkr_dtype dtype, const void *data, size_t n)
 {
 	struct host_job job = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = dtype, .input = data, .n = n };
@@ -673,46 +652,14 @@ static vkr_value sum_one_on(struct gpu *on, vkr_dtype dtype, const void *data, s
 	return job.result;
 }
 
-static void check_limb_sums_are_exact(struct gpu *on)
+/* Float sums' edges at a size that runs in one dispatch (the tails, not the small path):
+ * NaN, the infinities, inf + -inf, overflow, -0 alone (+0), a subnormal total, and an exact
+ * cancellation (+0). Cases 0 to 3: a everywhere, b at a third of the array, c at its end;
+ * the others the pattern a, b, c repeated. */
+static void test_reduce_float_sum_edges_in_one_dispatch(void **state)
 {
-	enum { N = 3000017 };
-	uint64_t rng = harness_seed() + 31;
-	float *f = malloc(N * sizeof(*f));
-	double *d = malloc(N * sizeof(*d));
-	assert_non_null(f);
-	assert_non_null(d);
-	for (int sign = 1; sign >= -1; sign -= 2) {
-		int64_t fsum = 0, dsum = 0;
-		for (size_t i = 0; i < N; i++) {
-			int64_t a = (int64_t)(gen_rand(&rng) % 16) * sign;
-			int64_t b = (int64_t)(gen_rand(&rng) % (1ull << 40)) * sign;
-			f[i] = (float)a;
-			d[i] = (double)b;
-			fsum += a;
-			dsum += b;
-		}
-		float fwant = (float)fsum; /* one rounding, to nearest even */
-		vkr_value fgot = sum_one_on(on, VKR_DTYPE_F32, f, N);
-		if (f32_bits(fgot.f32) != f32_bits(fwant))
-			fail_msg("f32 sum of integers totalling %lld: got %.9g, want %.9g", (long long)fsum,
-				 fgot.f32, fwant);
-		if (gpu_supports_dtype(on, VKR_DTYPE_F64)) {
-			double dwant = (double)dsum;
-			vkr_value dgot = sum_one_on(on, VKR_DTYPE_F64, d, N);
-			if (memcmp(&dgot.f64, &dwant, sizeof(dwant)) != 0)
-				fail_msg("f64 sum of integers totalling %lld: got %.17g, want %.17g",
-					 (long long)dsum, dgot.f64, dwant);
-		}
-	}
-	free(f);
-	free(d);
-}
-
-/* Cases 0 to 3: a everywhere, b at a third of the array, c at its end; the others the
- * pattern a, b, c repeated. The last case rounds the partials' total, so it holds for limbs
- * only (on a grid where each partial is exact). */
-static void check_f32_sum_edges(struct gpu *on, bool limbs)
-{
+	(void)state;
+	struct gpu *on = gpu;
 	enum { N = 1000003 };
 	float *f = malloc(N * sizeof(*f));
 	assert_non_null(f);
@@ -725,10 +672,8 @@ static void check_f32_sum_edges(struct gpu *on, bool limbs)
 		{ -0x1p110f, -0x1p110f, -0x1p110f, -INFINITY },
 		{ -0.0f, -0.0f, -0.0f, 0.0f }, /* +0, as README says (accumulators start at +0) */
 		{ 0x1p-149f, 0.0f, 0.0f, 333335 * 0x1p-149f }, /* subnormal, exact: 333,335 of them */
-		{ 0x1p-143f, 0x1p-143f, 0x1p-149f, 0.0f },     /* a normal, rounded: below */
 	};
-	size_t count = sizeof(cases) / sizeof(cases[0]) - (limbs ? 0 : 1);
-	for (size_t c = 0; c < count; c++) {
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		const float pattern[3] = { cases[c].a, cases[c].b, cases[c].c };
 		for (size_t i = 0; i < N; i++)
 			f[i] = c < 4 ? cases[c].a : pattern[i % 3];
@@ -737,17 +682,11 @@ static void check_f32_sum_edges(struct gpu *on, bool limbs)
 			f[N - 1] = cases[c].c;
 		}
 		float want = cases[c].want;
-		if (c == 8) { /* an integer count of 2^-149 past 2^24: one rounding */
-			int64_t units = 0;
-			for (size_t i = 0; i < N; i++)
-				units += f[i] == 0x1p-143f ? 64 : 1;
-			want = (float)ldexp((double)units, -149);
-		}
 		float got = sum_one_on(on, VKR_DTYPE_F32, f, N).f32;
 		bool same = isnan(want) ? isnan(got) : f32_bits(got) == f32_bits(want);
-		/* Cases 7 and 8 add subnormals, which a device without DenormPreserve may flush
-		 * in the fold (README, Subnormals): then the partials, and the sum, are +0. */
-		if (c >= 7 && !gpu_get_info(on)->denorm_preserve32 && f32_bits(got) == 0)
+		/* Case 7 adds subnormals, which a device without DenormPreserve may flush in the
+		 * fold (README, Subnormals): then the partials, and the sum, are +0. */
+		if (c == 7 && !gpu_get_info(on)->denorm_preserve32 && f32_bits(got) == 0)
 			same = true;
 		if (!same)
 			fail_msg("f32 sum, case %zu: got %a, want %a", c, got, want);
@@ -763,22 +702,6 @@ static void check_f32_sum_edges(struct gpu *on, bool limbs)
 	if (zero != 0.0f || signbit(zero))
 		fail_msg("f32 sum of x and -x: got %a, want +0", zero);
 	free(f);
-}
-
-static void test_reduce_float_sums_by_limbs_round_the_exact_sum_once(void **state)
-{
-	(void)state;
-	if (kern_limb_sums(gpu_get_info(gpu), VKR_DTYPE_F32, VKR_OP_SUM)) {
-		assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
-		struct gpu *wide = harness_gpu();
-		unsetenv("VKR_REDUCE_WORKGROUPS");
-		check_limb_sums_are_exact(wide);
-		check_f32_sum_edges(wide, true);
-		harness_gpu_done(wide);
-	} else {
-		print_message("no limb sums here (no 64-bit buffer atomics or no subgroup tree): edges only\n");
-	}
-	check_f32_sum_edges(gpu, false);
 }
 
 /* Small jobs share one dispatch per op and dtype (a job table); each must still give the
@@ -944,7 +867,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_is_deterministic_alone_and_in_a_batch_of_fifty),
 		cmocka_unit_test(test_reduce_small_jobs_give_the_same_bits_alone_and_in_a_table),
 		cmocka_unit_test(test_reduce_in_one_dispatch_gives_the_bits_of_two_passes),
-		cmocka_unit_test(test_reduce_float_sums_by_limbs_round_the_exact_sum_once),
+		cmocka_unit_test(test_reduce_float_sum_edges_in_one_dispatch),
 		cmocka_unit_test(test_reduce_array_larger_than_one_storage_binding),
 		cmocka_unit_test(test_reduce_array_in_several_parts_matches_reference),
 		cmocka_unit_test(test_reduce_parts_must_add_up),
