@@ -460,12 +460,15 @@ ACC flag_value(FLAGGED f) { return acc_from_bits(f.xy); }
 #endif
 
 // The last workgroup with flagged partials: the partials lid, lid + WG_SIZE, ... folded in
-// order, as pass 1 and the fenced tail fold them. Two loads are issued before either is
-// waited for (four cost 2 to 4 more registers and ran no faster: run S15-2); a partial whose
-// words do not agree yet is read again.
+// order, as pass 1 and the fenced tail fold them. Three loads are issued before any is
+// waited for: 1,056 partials in two rounds of loads instead of three, at the same 20
+// registers; 0.2 to 0.4 us off 4-byte products and up to 0.13 off f32 sums at 2^23 to 2^25
+// on the H200, within 0.1 below (runs S30-7, S30-8). Five (one round) took 30 registers and
+// ran 0.1 to 0.2 us slower up to 2^21 (S30-7); four ran no faster than two (S15-2). A
+// partial whose words do not agree yet is read again.
 ACC fold_flagged(uint lid)
 {
-	const uint AHEAD = 2u;
+	const uint AHEAD = 3u;
 	FlaggedAccs partials = FlaggedAccs(pc.partials);
 	uint count = gl_NumWorkGroups.x;
 	ACC a0 = ACC_NEUTRAL;
