@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 30 run 5: the final build (the limbs reverted, their edge test kept): the engine's
-# reduction tests on the H200.
+# Session 30 runs 5 and 9: the engine's reduction tests on the H200, of the build with the
+# limbs reverted and their edge test kept (run 5, e0b86f2), and of the final build with three
+# flagged loads ahead (run 9, 1d6b348).
 # Run as `. .gpu/env.sh; bash docs/data/session30/run5.sh $OUT` with .gpu/ and .exp/ carried.
 out=${1:?}; mkdir -p "$out/r"; o="$out/r"
 mkdir -p /tmp/s30final; tar xJf .exp/s30final.txz -C /tmp/s30final
