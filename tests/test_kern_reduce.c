@@ -645,13 +645,6 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		harness_gpu_done(gpus[w]);
 }
 
-static vkr_value sum_one_on(struct gpu *on, vkr_dtype dtype, const void *data, size_t n)
-{
-	struct host_job job = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = dtype, .input = data, .n = n };
-	harness_run(on, &job, 1);
-	return job.result;
-}
-
 /* Float sums' edges at a size that runs in one dispatch (the tails, not the small path):
  * NaN, the infinities, inf + -inf, overflow, -0 alone (+0), a subnormal total, and an exact
  * cancellation (+0). Cases 0 to 3: a everywhere, b at a third of the array, c at its end;
@@ -659,7 +652,6 @@ static vkr_value sum_one_on(struct gpu *on, vkr_dtype dtype, const void *data, s
 static void test_reduce_float_sum_edges_in_one_dispatch(void **state)
 {
 	(void)state;
-	struct gpu *on = gpu;
 	enum { N = 1000003 };
 	float *f = malloc(N * sizeof(*f));
 	assert_non_null(f);
@@ -682,11 +674,11 @@ static void test_reduce_float_sum_edges_in_one_dispatch(void **state)
 			f[N - 1] = cases[c].c;
 		}
 		float want = cases[c].want;
-		float got = sum_one_on(on, VKR_DTYPE_F32, f, N).f32;
+		float got = reduce_one(VKR_OP_SUM, VKR_DTYPE_F32, f, N).f32;
 		bool same = isnan(want) ? isnan(got) : f32_bits(got) == f32_bits(want);
 		/* Case 7 adds subnormals, which a device without DenormPreserve may flush in the
 		 * fold (README, Subnormals): then the partials, and the sum, are +0. */
-		if (c == 7 && !gpu_get_info(on)->denorm_preserve32 && f32_bits(got) == 0)
+		if (c == 7 && !gpu_get_info(gpu)->denorm_preserve32 && f32_bits(got) == 0)
 			same = true;
 		if (!same)
 			fail_msg("f32 sum, case %zu: got %a, want %a", c, got, want);
@@ -698,7 +690,7 @@ static void test_reduce_float_sum_edges_in_one_dispatch(void **state)
 		f[N / 2 + i] = -f[i];
 	}
 	f[N - 1] = 0.0f;
-	float zero = sum_one_on(on, VKR_DTYPE_F32, f, N).f32;
+	float zero = reduce_one(VKR_OP_SUM, VKR_DTYPE_F32, f, N).f32;
 	if (zero != 0.0f || signbit(zero))
 		fail_msg("f32 sum of x and -x: got %a, want +0", zero);
 	free(f);
