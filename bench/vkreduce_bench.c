@@ -205,9 +205,19 @@ static int record_read_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 	return rc;
 }
 
+/* One job of a series; a reduction's result slot (slot_map) is zeroed before each run, as
+ * kern_job.dst must read zero when the work starts. */
+struct job_ctx {
+	const struct kern_job *job;
+	void *slot_map;
+};
+
 static int record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
-	int rc = kern_record(gpu, cmd, ctx, 1);
+	const struct job_ctx *c = ctx;
+	if (c->job->kind == KERN_REDUCE)
+		memset(c->slot_map, 0, 8);
+	int rc = kern_record(gpu, cmd, c->job, 1);
 	if (rc < 0)
 		fprintf(stderr, "vkreduce-bench: could not record a job: %s\n", strerror(-rc));
 	return rc;
@@ -293,20 +303,24 @@ struct series_buffers {
 	unsigned chunks;
 	uint64_t chunk_bytes;
 	struct gpu_buffer check, scratch, staging; /* staging: one chunk */
+	/* The reductions' result slot: mapped, to be zeroed before each run, and device-local
+	 * where upload memory is, as the atomic tails want it (kern_result_by_atomics). */
+	struct gpu_buffer slot;
 	void *host;
 };
 
 /* The job of a series over its buffers. An array larger than one chunk lists its chunks as
  * parts, written to parts (BENCH_MAX_CHUNKS entries, which must outlive the recording); one
  * that fits a chunk is a plain job (part_count 0), as it was before arrays spanned buffers. A
- * reduction's result slot is the start of out[0]. */
+ * reduction's result slot is sb->slot. */
 static struct kern_job series_job(const struct series_buffers *sb, enum kern_kind kind, vkr_op op,
 				  vkr_dtype dtype, uint64_t n, bool exclusive, struct kern_part *parts)
 {
 	struct kern_job job = {
 		.kind = kind, .op = op, .dtype = dtype, .cmp = VKR_CMP_GT, .n = n, /* count: x > 0 */
 		.exclusive = kind == KERN_SCAN && exclusive,
-		.src = sb->in[0].address, .dst = sb->out[0].address, .scratch = sb->scratch.address,
+		.src = sb->in[0].address, .dst = kind == KERN_REDUCE ? sb->slot.address : sb->out[0].address,
+		.scratch = sb->scratch.address,
 	};
 	uint64_t chunk_n = sb->chunk_bytes / proto_dtype_size(dtype);
 	if (n <= chunk_n)
@@ -361,6 +375,7 @@ static void series_buffers_free(struct gpu *gpu, struct series_buffers *sb)
 	gpu_buffer_destroy(gpu, &sb->check);
 	gpu_buffer_destroy(gpu, &sb->scratch);
 	gpu_buffer_destroy(gpu, &sb->staging);
+	gpu_buffer_destroy(gpu, &sb->slot);
 	free(sb->host);
 	sb->host = NULL;
 }
@@ -409,6 +424,8 @@ static int series_buffers_alloc(struct gpu *gpu, const struct options *o, struct
 	}
 	if (rc == 0)
 		rc = gpu_buffer_create(gpu, check_n * esize, GPU_MEMORY_READBACK, &sb->check);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, 16, GPU_MEMORY_UPLOAD, &sb->slot);
 	/* The jobs' parts name the chunks' addresses, so the scratch is sized once they exist. */
 	if (rc == 0)
 		rc = gpu_buffer_create(gpu, series_scratch_bytes(gpu, o, sb), GPU_MEMORY_DEVICE, &sb->scratch);
@@ -595,7 +612,8 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				double same_gbs = copy_gbs_moving(gpu, o, sb, traffic);
 				double read_gbs = kind ? 0 : read_gbs_over(gpu, o, sb, traffic);
 				double us = 0;
-				rc = time_median(gpu, o->reps, record_job, &job, &us);
+				struct job_ctx ctx = { .job = &job, .slot_map = sb->slot.map };
+				rc = time_median(gpu, o->reps, record_job, &ctx, &us);
 				if (rc < 0)
 					break;
 				report(kind_name, proto_op_name(op), dtype, n, us, (double)traffic, copy_gbs,
@@ -604,8 +622,8 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 					continue;
 				/* The last run's output is still in place: check it. A scan's output is
 				 * copied back chunk by chunk (byte k * chunk_bytes of the array is the start
-				 * of out[k]); a reduction's result slot is the start of out[0]. */
-				uint64_t back_bytes = kind ? n * esize : 8;
+				 * of out[k]); a reduction's result slot is mapped. */
+				uint64_t back_bytes = kind ? n * esize : 0;
 				for (unsigned c = 0; (uint64_t)c * sb->chunk_bytes < back_bytes && rc == 0; c++) {
 					uint64_t first = (uint64_t)c * sb->chunk_bytes;
 					struct copy_ctx back = {
@@ -622,7 +640,7 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				bool ok = kind ? parallel_scan_check(op, dtype, o->exclusive, host, n, check->map, why,
 								sizeof(why))
 					       : ref_reduce_check(op, dtype, job.cmp, job.cmp_value, host, n,
-								  kern_result_decode(&job, check->map), why, sizeof(why));
+								  kern_result_decode(gpu, &job, sb->slot.map), why, sizeof(why));
 				if (!ok) {
 					fprintf(stderr, "vkreduce-bench: WRONG RESULT %s %s %s n=%llu: %s\n",
 						kind_name, proto_op_name(op),
@@ -791,8 +809,8 @@ int main(int argc, char **argv)
 	       info->reduce_subgroup_tree ? "subgroup" : "shared",
 	       !info->reduce_one_dispatch ? "two passes" : !info->reduce_flagged_partials ? "fenced"
 	       : info->reduce_flagged_wide ? "flagged" : "flagged (4-byte accumulators), fenced (8-byte)",
-	       info->reduce_atomic_tails ? "; none for count-if and i32/u32 sums (summed arrivals), "
-					   "nor for i64/u64 sums, min and max (by atomics)" : "",
+	       info->reduce_atomic_tails ? "; none for count-if, integer sums, min and max (one atomic "
+					   "per workgroup on the result slot)" : "",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :

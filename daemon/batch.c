@@ -504,7 +504,16 @@ static int place(struct batch *b, struct batch_job *job, bool force)
 	/* Output first: the reduce slot's address also serves as the input of an empty
 	 * reduction, which reads nothing. */
 	if (k->kind == KERN_REDUCE) {
-		r = alloc_space(b, &b->readback, &job->own_dst, GPU_MEMORY_READBACK, 8, 8, force, &k->dst, &host);
+		/* A slot that every workgroup's atomic reaches (kern.h) in upload memory, device-local
+		 * where the atomic tails run; the others in readback memory, which the CPU reads
+		 * from its cache. Zero, as kern_job.dst must be. */
+		if (kern_result_by_atomics(b->d->gpu, k))
+			r = alloc_space(b, &b->upload, &job->own_dst, GPU_MEMORY_UPLOAD, 8, 8, force, &k->dst, &host);
+		else
+			r = alloc_space(b, &b->readback, &job->own_dst, GPU_MEMORY_READBACK, 8, 8, force, &k->dst,
+					&host);
+		if (r == 0)
+			memset(host, 0, 8);
 		job->dst_host = host;
 	} else if (in_parts) {
 		r = 0;
@@ -903,7 +912,7 @@ static void copy_result(const struct batch_job *job, char *dst)
 		       job->parts->kern[p].n * esize);
 }
 
-static void reply_job(struct batch_job *job)
+static void reply_job(const struct gpu *gpu, struct batch_job *job)
 {
 	struct conn *conn = job->conn;
 	const struct kern_job *k = &job->kern;
@@ -913,7 +922,7 @@ static void reply_job(struct batch_job *job)
 	if (conn->closing)
 		return;
 	if (k->kind == KERN_REDUCE) {
-		vkr_value v = kern_result_decode(k, job->dst_host);
+		vkr_value v = kern_result_decode(gpu, k, job->dst_host);
 		char *p = conn_reply_raw_begin(conn, REDUCE_REPLY_MAX);
 		conn_reply_raw_end(conn, p ? (size_t)(encode_reduce_reply(p, job->msgid, k, v) - p) : 0);
 		return;
@@ -962,7 +971,7 @@ static void complete(struct batch *b, struct inflight *f, bool lost, uint64_t wa
 				d->stats.req_wake_ns += wake_ns > f->done_ns ? wake_ns - f->done_ns : 0;
 				d->stats.req_timed++;
 			}
-			reply_job(job);
+			reply_job(d->gpu, job);
 			batch_job_free(d, job);
 		}
 	}

@@ -602,8 +602,8 @@ static void read_info(struct gpu *gpu)
 	info->reduce_subgroup_tree = compute_subgroups && (sub.supportedOperations & reduce_needed) == reduce_needed &&
 				     !(tree && strcmp(tree, "shared") == 0);
 	/* One-dispatch tails by atomics, without partials, by default (count-if and sums of
-	 * 32-bit integers by summed arrivals, sums of 64-bit integers by an atomic add, min and
-	 * max by an atomic max), where the device has
+	 * integers by an atomic add to the result slot, min and max by an atomic max on it),
+	 * where the device has
 	 * 64-bit atomics on buffers and the reductions' tree by shuffles (their only build);
 	 * every VKR_REDUCE mode turns them off (VKR_REDUCE=partials: the default otherwise), so
 	 * that those reductions keep partials in each of them. */

@@ -86,10 +86,9 @@ struct gpu_info {
 	bool reduce_flagged_partials;
 	bool reduce_flagged_wide; /* VKR_REDUCE=flagged: 8-byte accumulators flagged too */
 	/* One-dispatch count-if, integer sums, and min and max have no partials: each
-	 * workgroup adds its sum and its arrival to one 64-bit word (reduce.comp's
-	 * SUMMED_ARRIVALS; kern_summed_arrivals(): count-if, sums of i32 and u32), or takes its
-	 * value into a word by an atomic add or max before it counts its arrival (ATOMIC_VALUE;
-	 * kern_atomic_sums(): sums of i64 and u64; kern_atomic_extremes()). By default
+	 * workgroup takes its value into the result slot by one atomic add (reduce.comp's
+	 * ATOMIC_SUM32; kern_atomic_sums32(): count-if, sums of i32 and u32; ATOMIC_VALUE's
+	 * kern_atomic_sums(): sums of i64 and u64) or max (kern_atomic_extremes()). By default
 	 * where the device has shaderBufferInt64Atomics and reduce_subgroup_tree; no VKR_REDUCE
 	 * mode uses them (VKR_REDUCE=partials: the default without them). */
 	bool reduce_atomic_tails;

@@ -121,17 +121,16 @@ int gpu_cmd_table(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t bytes, struct g
 		int rc = gpu_buffer_create(gpu, size, GPU_MEMORY_UPLOAD, &cmd->table);
 		if (rc < 0) {
 			rc = gpu_buffer_create(gpu, size, GPU_MEMORY_STAGING, &cmd->table);
-			/* Still correct, but flagged partials, the atomic tails' words
-			 * (kern_flagged_partials(), kern_summed_arrivals(), kern_atomic_sums(),
-			 * kern_atomic_extremes(), chosen per device) and the spread small jobs'
-			 * partials and arrivals (kern_small_jobs_spread()) then cross the bus: the
-			 * last workgroup reads each partial from host RAM, and every workgroup's
-			 * atomics go there. Said once. */
+			/* Still correct, but flagged partials (kern_flagged_partials(), chosen per
+			 * device), the arrival words and the spread small jobs' partials and
+			 * arrivals (kern_small_jobs_spread()) then cross the bus: the last
+			 * workgroup reads each partial from host RAM, and every workgroup's
+			 * arrival goes there. Said once. */
 			if (rc == 0 && !gpu->table_in_host_logged) {
 				gpu->table_in_host_logged = true;
 				gpu_log(gpu, 1, "a command buffer's table of %llu bytes did not fit device-local "
 						"host-visible memory and is in host RAM: reductions with flagged "
-						"partials or atomic tails reach it over the bus (VKR_REDUCE=fenced "
+						"partials or arrival words reach it over the bus (VKR_REDUCE=fenced "
 						"avoids it)",
 					(unsigned long long)size);
 			}

@@ -42,7 +42,7 @@ struct gpu {
 	 * butterfly) read every lane of a subgroup, which Vulkan guarantees only then. */
 	bool full_subgroups;
 	/* shaderBufferInt64Atomics is enabled: the reductions' atomic tails (info's
-	 * reduce_atomic_tails: summed arrivals, min and max by atomics). */
+	 * reduce_atomic_tails: integer sums, min and max by atomics). */
 	bool buffer_int64_atomics;
 	bool pipeline_stats; /* VKR_PIPELINE_STATS=1 and VK_KHR_pipeline_executable_properties */
 	bool host_memory_scans_only; /* gpu_config's */

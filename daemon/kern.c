@@ -6,7 +6,7 @@
  * second one, chosen by specialization constant 2: reductions for one dispatch (reduce.comp's
  * ONE_DISPATCH), the single-pass scan staged through host memory (STAGED). Count-if, integer
  * sums, and min and max have a third, one-dispatch too, from builds of their own whose tail
- * is atomic (SUMMED_ARRIVALS, ATOMIC_VALUE); reductions and count-if have builds of their own
+ * is atomic (ATOMIC_SUM32, ATOMIC_VALUE); reductions and count-if have builds of their own
  * for small jobs spread over workgroups (SPREAD_JOBS).
  */
 #include "kern.h"
@@ -20,9 +20,8 @@
 #include "shaders.h"
 
 #define WG_SIZE 256u
-/* A one-dispatch reduction's arrival words in the table: a 32-bit counter, 64 bits of summed
- * arrivals, or an atomic min or max's value (up to 8 bytes) and its counter 8 bytes after.
- * 16-byte aligned: the table and each job's words after it. */
+/* A one-dispatch reduction's arrival word in the table (a 32-bit counter, in 16 bytes: the
+ * table and each job's word after it stay 16-byte aligned); the atomic tails have none. */
 #define ARRIVAL_WORD_BYTES 16u
 #define SCAN_SLOTS 512u
 #define SCALAR_OPS 4 /* sum, prod, min, max: the ops with a pipeline per dtype */
@@ -38,7 +37,7 @@ enum {
 	 * and PIPE_COUNT. */
 	PIPE_REDUCE_SPREAD = PIPE_COUNT_ONE + VKR_DTYPE_COUNT_,
 	PIPE_COUNT_SPREAD = PIPE_REDUCE_SPREAD + VKR_DTYPE_COUNT_ * SCALAR_OPS,
-	/* One-dispatch reductions by summed arrivals (reduce.comp's SUMMED_ARRIVALS): count-if
+	/* One-dispatch reductions by 32-bit atomic sums (reduce.comp's ATOMIC_SUM32): count-if
 	 * of each dtype (+ dtype), then the sums of i32 and u32. */
 	PIPE_COUNT_SUMMED = PIPE_COUNT_SPREAD + VKR_DTYPE_COUNT_,
 	PIPE_SUM_SUMMED_I32 = PIPE_COUNT_SUMMED + VKR_DTYPE_COUNT_,
@@ -72,7 +71,7 @@ enum {
 #define DTYPE_SIZES_DP(kernel) { &spv_##kernel##_f32_dp_size, &spv_##kernel##_f64_dp_size, NULL, NULL, NULL, NULL }
 #define DTYPE_NONE { NULL, NULL, NULL, NULL, NULL, NULL }
 
-/* The summed-arrival builds exist for these dtypes only: sums of i32 and u32. */
+/* The 32-bit atomic-sum builds exist for these dtypes only: sums of i32 and u32. */
 #define INT32_TABLE(kernel) { NULL, NULL, spv_##kernel##_i32, spv_##kernel##_u32, NULL, NULL }
 #define INT32_SIZES(kernel) { NULL, NULL, &spv_##kernel##_i32_size, &spv_##kernel##_u32_size, NULL, NULL }
 
@@ -503,9 +502,9 @@ bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_byt
 	return info->reduce_flagged_partials && (accumulator_bytes == 4 || info->reduce_flagged_wide);
 }
 
-bool kern_summed_arrivals(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+bool kern_atomic_sums32(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
-	return info->reduce_atomic_tails && info->reduce_workgroups < (1u << 16) &&
+	return info->reduce_atomic_tails &&
 	       (op == VKR_OP_COUNT || (op == VKR_OP_SUM && (dtype == VKR_DTYPE_I32 || dtype == VKR_DTYPE_U32)));
 }
 
@@ -523,11 +522,10 @@ bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 	       (dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64);
 }
 
-/* A tail by atomics for this op and dtype: summed arrivals, 64-bit integer sums or min and
- * max by atomics. */
+/* A tail by atomics for this op and dtype: 32-bit and 64-bit integer sums, min and max. */
 static bool atomic_tail_for(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
-	return kern_summed_arrivals(info, dtype, op) || kern_atomic_sums(info, dtype, op) ||
+	return kern_atomic_sums32(info, dtype, op) || kern_atomic_sums(info, dtype, op) ||
 	       kern_atomic_extremes(info, dtype, op);
 }
 
@@ -536,10 +534,9 @@ bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeli
 	return src->atomic_tail && atomic_tail_for(info, src->dtype, src->counts ? VKR_OP_COUNT : src->op);
 }
 
-/* A one-dispatch reduction by an atomic tail (reduce.comp's SUMMED_ARRIVALS, ATOMIC_VALUE):
- * no partials, only its words in the table. Summed arrivals run where the grid (at most
- * info.reduce_workgroups) has fewer than 2^16 workgroups, the most their word counts. */
-static bool atomic_tail(const struct gpu *gpu, const struct kern_job *job)
+/* A one-dispatch reduction by an atomic tail (reduce.comp's ATOMIC_SUM32, ATOMIC_VALUE):
+ * no partials and no arrival word; its workgroups' atomics go to the result slot. */
+bool kern_result_by_atomics(const struct gpu *gpu, const struct kern_job *job)
 {
 	return one_dispatch(gpu, job) && atomic_tail_for(&gpu->info, job->dtype, job->op);
 }
@@ -548,7 +545,7 @@ static bool atomic_tail(const struct gpu *gpu, const struct kern_job *job)
  * FLAGGED_PARTIALS), not fenced in the scratch. */
 static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
 {
-	return one_dispatch(gpu, job) && !atomic_tail(gpu, job) &&
+	return one_dispatch(gpu, job) && !kern_result_by_atomics(gpu, job) &&
 	       kern_flagged_partials(&gpu->info, (unsigned)reduce_acc_bytes(job));
 }
 
@@ -561,10 +558,10 @@ static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
 }
 
 /* The pipeline of the job's passes: one_dispatch's (pass 3, by an atomic tail where the job
- * has one: summed arrivals, min and max by atomics) or the others' (0, 1 and 2). */
+ * has one: integer sums, min and max by atomics) or the others' (0, 1 and 2). */
 static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *job, bool one)
 {
-	if (one && atomic_tail(gpu, job)) {
+	if (one && kern_result_by_atomics(gpu, job)) {
 		if (job->op == VKR_OP_COUNT)
 			return PIPE_COUNT_SUMMED + job->dtype;
 		if (job->op == VKR_OP_SUM) {
@@ -631,7 +628,7 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
 		return 0; /* its workgroups' partials, if it has several, are in the table */
-	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || atomic_tail(gpu, job)))
+	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || kern_result_by_atomics(gpu, job)))
 		return 0; /* its partials are in the command buffer's table, or it has none */
 	if (job->kind == KERN_REDUCE)
 		return align16(reduce_partials(gpu, job) * reduce_acc_bytes(job));
@@ -784,7 +781,7 @@ struct recorder {
 	VkCommandBuffer cb;
 	VkPipeline bound;
 	int error; /* the first pipeline that could not be built: the recording is abandoned */
-	uint64_t counters; /* device address of the next zeroed arrival word (one_dispatch) */
+	uint64_t counters; /* device address of the next zeroed arrival word (partials' tails) */
 	uint64_t flagged;  /* device address of the next job's zeroed flagged partials */
 };
 
@@ -829,8 +826,7 @@ unsigned kern_job_phases(const struct gpu *gpu, const struct kern_job *job)
 static void record_reduce_phase(struct recorder *rec, const struct kern_job *job, unsigned phase)
 {
 	/* One answer for the pipeline and the pass index: a one-dispatch pipeline runs pass 3
-	 * and only pass 3 (the atomic extremes read the index: it must be 3), and the others
-	 * never run it. */
+	 * and only pass 3, and the others never run it. */
 	bool one = one_dispatch(rec->gpu, job);
 	uint32_t pipe = reduce_pipeline(rec->gpu, job, one);
 	if (phase == 1) {
@@ -861,10 +857,12 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 		if (one) {
 			p.pass_index = 3;
 			split(p.dst, job->dst);
-			split(p.partials, flagged_partials(rec->gpu, job) ? rec->flagged : partials);
-			split(p.counter, rec->counters);
-			rec->counters += ARRIVAL_WORD_BYTES;
-			rec->flagged += flagged_bytes(rec->gpu, job); /* 0 for fenced partials */
+			if (!kern_result_by_atomics(rec->gpu, job)) {
+				split(p.partials, flagged_partials(rec->gpu, job) ? rec->flagged : partials);
+				split(p.counter, rec->counters);
+				rec->counters += ARRIVAL_WORD_BYTES;
+				rec->flagged += flagged_bytes(rec->gpu, job); /* 0 for fenced partials */
+			}
 		}
 		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
 		partials += plan.groups * reduce_acc_bytes(job);
@@ -1027,7 +1025,7 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 			small_entry_bytes += l.entry_bytes;
 			small_tails += l.tail_bytes;
 		}
-		counters += one_dispatch(gpu, &jobs[i]);
+		counters += one_dispatch(gpu, &jobs[i]) && !kern_result_by_atomics(gpu, &jobs[i]);
 		flagged += flagged_bytes(gpu, &jobs[i]);
 	}
 	if (small || counters) {
@@ -1101,8 +1099,49 @@ int kern_record_read(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_
 	return rec.error;
 }
 
-vkr_value kern_result_decode(const struct kern_job *job, const void *slot)
+/* The value of an atomic min or max's slot: reduce.comp's ordered_from() undone. The slot
+ * holds an "ordered" unsigned integer (complemented for min); signed integers and float keys
+ * had their sign bit flipped into unsigned order. A float key is the value's bits with the
+ * magnitude bits of negatives flipped (common.glsl's order_key), and NaN the key past every
+ * other: it comes back as the quiet NaN, as the other paths give it. */
+static vkr_value decode_ordered(const struct kern_job *job, const void *slot)
 {
+	uint64_t size = dtype_size(job->dtype);
+	uint64_t sign = (uint64_t)1 << (8 * size - 1), rest = sign - 1;
+	uint64_t u;
+	if (size == 4) {
+		uint32_t word;
+		memcpy(&word, slot, sizeof(word));
+		u = word;
+	} else {
+		memcpy(&u, slot, sizeof(u));
+	}
+	bool min = job->op == VKR_OP_MIN;
+	if (min)
+		u = ~u & (sign | rest);
+	uint64_t bits;
+	if (job->dtype == VKR_DTYPE_U32 || job->dtype == VKR_DTYPE_U64) {
+		bits = u;
+	} else if (job->dtype == VKR_DTYPE_I32 || job->dtype == VKR_DTYPE_I64) {
+		bits = u ^ sign;
+	} else {
+		uint64_t key = u ^ sign;
+		uint64_t nan = size == 4 ? 0x7fc00000u : 0x7ff8000000000000ull;
+		bits = key == (min ? sign : rest) ? nan : key ^ (key & sign ? rest : 0);
+	}
+	vkr_value v;
+	memset(&v, 0, sizeof(v));
+	if (size == 4)
+		v.u32 = (uint32_t)bits; /* the bits of i32 and f32 too */
+	else
+		v.u64 = bits;
+	return v;
+}
+
+vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, const void *slot)
+{
+	if (kern_result_by_atomics(gpu, job) && (job->op == VKR_OP_MIN || job->op == VKR_OP_MAX))
+		return decode_ordered(job, slot);
 	vkr_value v;
 	memset(&v, 0, sizeof(v));
 	if (job->kind == KERN_REDUCE && job->op == VKR_OP_COUNT) {

@@ -46,7 +46,9 @@ struct kern_job {
 	bool exclusive;      /* scan only */
 	uint64_t n;          /* elements */
 	uint64_t src;        /* device address of n elements, aligned to the element size */
-	/* reduce: device address of an 8-byte result slot (see kern_result_decode);
+	/* reduce: device address of an 8-byte result slot, 8-byte aligned, which must read zero
+	 * when the command buffer starts: the atomic tails take every workgroup's value into it
+	 * (kern_result_by_atomics; kern_result_decode reads it);
 	 * scan: device address of n output elements, aligned to the element size */
 	uint64_t dst;
 	uint64_t scratch;    /* device address of kern_scratch_bytes() bytes, 16-byte aligned */
@@ -114,8 +116,15 @@ int kern_record_read(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_
 		     uint32_t groups);
 
 /* Decodes a completed reduction's 8-byte result slot: the value in the member of the job's
- * dtype, or u64 for count. */
-vkr_value kern_result_decode(const struct kern_job *job, const void *slot);
+ * dtype, or u64 for count. The slot of an atomic min or max holds its value in a form of
+ * the atomics' own, so decoding needs the device the job ran on. */
+vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, const void *slot);
+
+/* Whether the job's workgroups take their values into its result slot by atomics (an atomic
+ * tail: kern_atomic_sums32(), kern_atomic_sums(), kern_atomic_extremes()), one atomic per
+ * workgroup: keep such a slot in device-local memory (upload memory on a device with
+ * resizable BAR), as atomics on host RAM cross the bus one by one. */
+bool kern_result_by_atomics(const struct gpu *gpu, const struct kern_job *job);
 
 /* Number of SPIR-V pipelines the engine builds and their creation (used by gpu.c). */
 struct kern_pipeline_source {
@@ -155,7 +164,7 @@ struct kern_pipeline_source {
 	bool reduction; /* reduce.comp (a reduction or count-if): gpu.c picks its build by info.reduce_subgroup_tree */
 	bool one_dispatch; /* a reduction's pipeline for pass 3 only (built where info.reduce_one_dispatch) */
 	bool spread_jobs; /* small jobs spread over workgroups (reduce.comp's SPREAD_JOBS builds) */
-	/* pass 3 by atomics, without partials (reduce.comp's SUMMED_ARRIVALS and
+	/* pass 3 by atomics, without partials (reduce.comp's ATOMIC_SUM32 and
 	 * ATOMIC_VALUE; built where kern_atomic_tail_used()) */
 	bool atomic_tail;
 	bool counts; /* count-if (reduce.comp's KERNEL_COUNT): op is unused */
@@ -197,27 +206,27 @@ uint32_t kern_scan_park_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_o
  * session 15) unless info.reduce_flagged_wide (VKR_REDUCE=flagged). */
 bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_bytes);
 
-/* Whether one-dispatch reductions of this op and dtype run by summed arrivals (reduce.comp's
- * SUMMED_ARRIVALS): count-if of every dtype and sums of i32 and u32, where
- * info.reduce_atomic_tails and the grid stays below 2^16 workgroups. Each workgroup adds
- * its sum and its arrival to one 64-bit word; no partials. */
-bool kern_summed_arrivals(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+/* Whether one-dispatch reductions of this op and dtype run by 32-bit atomic sums
+ * (reduce.comp's ATOMIC_SUM32): count-if of every dtype and sums of i32 and u32, where
+ * info.reduce_atomic_tails. Each workgroup adds its sum to the result slot by one atomic;
+ * no partials. */
+bool kern_atomic_sums32(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 /* Whether one-dispatch sums of this dtype run by atomics (reduce.comp's ATOMIC_VALUE with
- * ATOMIC_SUM): i64 and u64, where info.reduce_atomic_tails. Each workgroup adds its sum to one
- * 64-bit word by an atomic, then counts its arrival; no partials. Wrapping sums of integers
+ * ATOMIC_SUM): i64 and u64, where info.reduce_atomic_tails. Each workgroup adds its sum to the
+ * result slot by one atomic; no partials. Wrapping sums of integers
  * give the same bits in any order. */
 bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 /* Whether one-dispatch min and max of this dtype run by atomics (reduce.comp's
- * ATOMIC_VALUE): each workgroup takes its value into one word by an atomic max, then
- * counts its arrival; no partials. Where info.reduce_atomic_tails, for integers, and for
+ * ATOMIC_VALUE): each workgroup takes its value into the result slot by one atomic max;
+ * no partials. Where info.reduce_atomic_tails, for integers, and for
  * floats where the device compares them by keys (no DenormPreserve at that width: the keyed
  * build is the only one, and the two-pass path must give the same bits). */
 bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 /* Whether kern.c ever records the atomic-tail pipeline src on this device (gpu.c builds only
- * those): by kern_summed_arrivals(), kern_atomic_sums() or kern_atomic_extremes() for its op
+ * those): by kern_atomic_sums32(), kern_atomic_sums() or kern_atomic_extremes() for its op
  * and dtype. */
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src);
 

@@ -13,10 +13,9 @@
 // before it (kern.c uses it for every reduction of one buffer but the small ones, pass 2).
 // Pass 3 runs in pipelines of its own (ONE_DISPATCH below).
 // Where FLAGGED_PARTIALS is set, pass 3's partials need no fences (below). Built with
-// SUMMED_ARRIVALS (count-if, and sums of 32-bit integers) or ATOMIC_VALUE (min and max, and
-// sums of 64-bit integers), pass 3 has no partials at all: each workgroup adds its sum and its
-// arrival to one 64-bit word, or takes its value into a word by an atomic max or add before it
-// counts itself (below).
+// ATOMIC_SUM32 (count-if, and sums of 32-bit integers) or ATOMIC_VALUE (min and max, and
+// sums of 64-bit integers), pass 3 has no partials and no last workgroup at all: each
+// workgroup takes its value into the result slot itself by one atomic add or max (below).
 //
 // Element order of the fold depends only on n and the workgroup count, so the same input
 // gives the same bits on every run and in every batch.
@@ -95,12 +94,10 @@ layout(push_constant, scalar) uniform Params {
 	uint head;      // pass 0 and 3: elements before src_vec
 	uint nvec;      // pass 0 and 3: whole vectors from src_vec
 	uint pass_index; // 0, 1 or 2 (small jobs, one workgroup each, described by the table); 3 in
-	                 // the ONE_DISPATCH pipelines, which run pass 3 only (ATOMIC_VALUE
-	                 // reads the 3: the zero of its dependency); 2 in the SPREAD_JOBS builds
+	                 // the ONE_DISPATCH pipelines, which run pass 3 only; 2 in the SPREAD_JOBS builds
 	uint cmp;       // count: vkr_cmp
 	uvec2 partials; // pass 3 with partials: one per workgroup (FLAGGED_PARTIALS: flagged, zeroed)
-	uvec2 counter;  // pass 3: 16 zeroed bytes, 16-aligned: the arrivals' counter, the summed
-	                // arrivals' word, or an atomic extreme's value and its counter
+	uvec2 counter;  // pass 3 with partials: 16 zeroed bytes, 16-aligned: the arrivals' counter
 } pc;
 
 // Pass 3 ("one dispatch"): pass 0, then the workgroup that arrives last folds every partial
@@ -111,39 +108,37 @@ layout(buffer_reference, scalar, buffer_reference_align = 4) coherent buffer Sha
 layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer Arrivals { uint v; };
 shared bool s_last;
 
-#ifdef SUMMED_ARRIVALS
-// Summed arrivals (the _summed builds, for count-if and sums of i32 and u32: 32-bit integer
-// sums, whose value does not depend on the order of the fold): each workgroup of pass 3 adds
-// (its sum << ARRIVAL_BITS) + 1 to a zeroed 64-bit word with one atomic. The low bits count
-// the arrivals (kern.c keeps the grid below 2^ARRIVAL_BITS workgroups, so they never carry),
-// the bits above add the sums (2^16 sums of 32 bits fit in 48). The workgroup that sees every
-// other arrival in the word's old value holds every other sum too: it adds its own and
-// stores the result. No partials to store, wait for or fold, and no fences: every access to
-// the word is atomic, and atomics on one word are totally ordered.
-#extension GL_EXT_shader_atomic_int64 : require
+// The atomic tails (the _summed and reduce_atomic builds): each workgroup of pass 3 takes its
+// value into the 8-byte result slot by one atomic and is done. No partials, no arrival
+// counted, no last workgroup, and no answer awaited: nothing follows the atomic, so the
+// workgroup ends as soon as it is issued, and the command buffer's completion makes every
+// atomic visible to the host. The slot must read zero when the command buffer starts (kern.h),
+// and zero is the neutral of every tail: the sums add to it, and min and max travel as
+// "ordered" unsigned integers (below). The tail that waited for its atomic's answer, then
+// counted its arrival, then let the last workgroup read the word again and store the result
+// paid three round trips on the last workgroup's path: posting the atomic alone took 0.9 us
+// off i32 max and 0.6 off f32 and i64 max at 2^24 on the H200, 1.0 to 1.2 us at 2^22
+// (session 31, run S31-1). Atomics on one word are totally ordered, and integer sums wrap
+// and extremes compare the same in any order, so the bits never depend on which workgroup
+// came first.
+//
+// ATOMIC_SUM32 (count-if, and sums of i32 and u32: 32-bit integer sums, whose value does not
+// depend on the order of the fold): an atomic add to the slot's low 32 bits.
+#ifdef ATOMIC_SUM32
 #if !(defined(KERNEL_COUNT) || defined(DTYPE_I32) || defined(DTYPE_U32))
-#error "summed arrivals: count-if and sums of 32-bit integers only"
+#error "32-bit atomic sums: count-if and sums of 32-bit integers only"
 #endif
-#define ARRIVAL_BITS 16
-layout(buffer_reference, scalar, buffer_reference_align = 8) buffer SummedArrivals { uint64_t v; };
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer Sum32Slot { uint v; };
 #endif
 
 #ifdef ATOMIC_VALUE
 // Min and max by atomics (the reduce_atomic builds, for integers, and floats where keys are
-// compared, EXACT_COMPARE), and sums of 64-bit integers (ATOMIC_SUM): each workgroup takes
-// its value into a zeroed word of the table by an unsigned atomic max (or add), waits for its
-// answer, and only then counts its arrival on the word after it; the last to arrive reads
-// the first word again, by the same atomic. Min and max travel as "ordered" unsigned
-// integers, whose unsigned order is the op's order reversed for min, so that zero is the
-// neutral and one atomic (max) serves both ops. A 64-bit integer sum wraps modulo 2^64 in
-// any order, so the atomic adds give the bits of the ordered fold (a 64-bit sum and a count
-// do not share one word, as SUMMED_ARRIVALS' 32-bit sums do). The arrival's increment depends on the first atomic's answer (through a push constant that is
-// zero, which the compiler cannot fold), so no workgroup counts itself before its value is
-// in the word: an atomic that has answered has been performed at the device's coherence
-// point. Like the flagged partials, this ordering rests on the device's atomics, not on the
-// Vulkan memory model's release and acquire (whose fence cost 0.6 us more per arrival on the
-// H200, session 16); lavapipe's atomics are sequentially consistent. Three round trips after
-// the tree, against the arrival, the fold of every partial and a second tree.
+// compared, EXACT_COMPARE), and sums of 64-bit integers (ATOMIC_SUM): an unsigned atomic
+// max (or add) on the slot. Min and max travel as "ordered" unsigned integers, whose
+// unsigned order is the op's order reversed for min, so that zero is the neutral and one
+// atomic (max) serves both ops; the host turns the slot back into the value
+// (kern_result_decode). A 64-bit integer sum wraps modulo 2^64 in any order, so the atomic
+// adds give the bits of the ordered fold, and the slot holds the sum itself.
 #if defined(DTYPE_I64) || defined(DTYPE_U64) || defined(DTYPE_F64)
 #extension GL_EXT_shader_atomic_int64 : require
 #endif
@@ -165,10 +160,6 @@ const bool ATOMIC_SUM = false;
 #define ORDERED_SIGN 0x8000000000000000ul
 #endif
 layout(buffer_reference, scalar, buffer_reference_align = 8) buffer ExtremeWord { ORDERED v; };
-layout(buffer_reference, scalar, buffer_reference_align = 4) buffer ExtremeArrivals { uint v; };
-// Bytes from the value's word to the counter. The words start 16-byte aligned (kern.c), so
-// adding 8 to the address's low word never carries.
-#define EXTREME_ARRIVALS_OFFSET 8u
 
 // The signed types (and the keys, signed) flip their sign bit into unsigned order.
 ORDERED ordered_from(ACC r)
@@ -187,26 +178,6 @@ ORDERED ordered_from(ACC r)
 	ORDERED u = packUint2x32(r) ^ ORDERED_SIGN; // the key (low word, high word) as int64
 #endif
 	return OP == 2u ? ~u : u;
-}
-
-ACC acc_from_ordered(ORDERED u)
-{
-#if defined(DTYPE_I64) || defined(DTYPE_U64)
-	if (ATOMIC_SUM)
-		return ACC(u);
-#endif
-	u = OP == 2u ? ~u : u;
-#if defined(DTYPE_U32) || defined(DTYPE_U64)
-	return u;
-#elif defined(DTYPE_I32)
-	return int(u ^ ORDERED_SIGN);
-#elif defined(DTYPE_F32)
-	return u ^ ORDERED_SIGN;
-#elif defined(DTYPE_I64)
-	return int64_t(u ^ ORDERED_SIGN);
-#else
-	return unpackUint2x32(u ^ ORDERED_SIGN);
-#endif
 }
 #endif
 
@@ -604,26 +575,16 @@ void main()
 		// arrival, the fold) ran 0.2 to 0.9 us slower from 2^22 up on the H200 (session 15,
 		// run S15-6).
 		ACC r = workgroup_reduce(lid, fold_strided(pc.src, pc.src_vec, pc.n, pc.head, pc.nvec, gid, stride));
-#if defined(SUMMED_ARRIVALS)
-		if (lid == 0u) {
-			uint sum = acc_to_bits(r);
-			uint64_t before = atomicAdd(SummedArrivals(pc.counter).v, (uint64_t(sum) << ARRIVAL_BITS) | 1ul);
-			if ((uint(before) & ((1u << ARRIVAL_BITS) - 1u)) == gl_NumWorkGroups.x - 1u)
-				Accs(pc.dst).v[0] = acc_from_bits(uint(before >> ARRIVAL_BITS) + sum);
-		}
+#if defined(ATOMIC_SUM32)
+		if (lid == 0u)
+			atomicAdd(Sum32Slot(pc.dst).v, acc_to_bits(r));
 #elif defined(ATOMIC_VALUE)
 		if (lid == 0u) {
-			ORDERED mine = ordered_from(r);
-			ExtremeWord word = ExtremeWord(pc.counter);
-			ORDERED before = ATOMIC_SUM ? atomicAdd(word.v, mine) : atomicMax(word.v, mine);
-			uint zero = pc.pass_index - 3u; // kern.c passes 3: the dependency's zero
-			uint increment = 1u + (uint(before) & zero);
-			uint arrived = atomicAdd(ExtremeArrivals(pc.counter + uvec2(EXTREME_ARRIVALS_OFFSET, 0u)).v, increment);
-			if (arrived == gl_NumWorkGroups.x - 1u) {
-				// Every other workgroup's value is in the word; a sum adds nothing more.
-				ORDERED all = ATOMIC_SUM ? atomicAdd(word.v, ORDERED(0u)) : max(atomicMax(word.v, mine), mine);
-				Accs(pc.dst).v[0] = result_bits(acc_from_ordered(all));
-			}
+			ExtremeWord slot = ExtremeWord(pc.dst);
+			if (ATOMIC_SUM)
+				atomicAdd(slot.v, ordered_from(r));
+			else
+				atomicMax(slot.v, ordered_from(r));
 		}
 #else
 		const bool flagged = FLAGGED_PARTIALS;

@@ -134,6 +134,8 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 			.parts = nparts > 1 ? parts[i] : NULL,
 			.part_count = nparts > 1 ? nparts : 0,
 		};
+		if (jobs[i].kind == KERN_REDUCE) /* the slot reads zero when the work starts (kern.h) */
+			memset((char *)out.map + off[i].out[0], 0, 8);
 		scratch_off[i] = align_up(scratch_bytes, 16);
 		scratch_bytes = scratch_off[i] + kern_scratch_bytes(gpu, &kj[i]);
 	}
@@ -157,7 +159,7 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 	for (size_t i = 0; i < count; i++) {
 		size_t size = proto_dtype_size(jobs[i].dtype);
 		if (jobs[i].kind == KERN_REDUCE) {
-			jobs[i].result = kern_result_decode(&kj[i], (char *)out.map + off[i].out[0]);
+			jobs[i].result = kern_result_decode(gpu, &kj[i], (char *)out.map + off[i].out[0]);
 			continue;
 		}
 		for (unsigned k = 0; k < job_parts(&jobs[i]); k++) {

@@ -138,6 +138,7 @@ static uint32_t reduce_u32_at(struct gpu *gpu, vkr_op op, uint64_t address, uint
 	assert_int_equal(gpu_buffer_create(gpu, 16, GPU_MEMORY_READBACK, &out), 0);
 	assert_int_equal(gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &job) + 16, GPU_MEMORY_DEVICE, &scratch), 0);
 	job.dst = out.address;
+	memset(out.map, 0, 8); /* the slot reads zero when the work starts (kern.h) */
 	job.scratch = scratch.address;
 	assert_int_equal(kern_validate(gpu, &job, NULL, 0), 0);
 	struct gpu_cmd *cmd;
@@ -150,7 +151,7 @@ static uint32_t reduce_u32_at(struct gpu *gpu, vkr_op op, uint64_t address, uint
 	if (gpu_get_info(gpu)->timestamp_period_ns > 0)
 		assert_true(gpu_cmd_elapsed_ns(gpu, cmd) > 0);
 	gpu_cmd_recycle(gpu, cmd);
-	uint32_t r = kern_result_decode(&job, out.map).u32;
+	uint32_t r = kern_result_decode(gpu, &job, out.map).u32;
 	gpu_buffer_destroy(gpu, &out);
 	gpu_buffer_destroy(gpu, &scratch);
 	return r;

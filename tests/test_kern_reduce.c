@@ -213,25 +213,23 @@ static void test_reduce_min_max_find_a_lone_extreme_anywhere(void **state)
 	free(input);
 }
 
-/* Summed arrivals count the workgroups in 16 bits: a grid of 2^16 or more turns them off
- * (64-bit sums, min and max by atomics, which count in a word of their own, stay). */
-static void test_reduce_summed_arrivals_need_a_grid_below_2_16(void **state)
+/* The atomic tails take no count of workgroups: a grid of 2^16 or more keeps them all (the
+ * 32-bit sums once counted arrivals in 16 bits of their word). */
+static void test_reduce_atomic_tails_on_a_grid_of_2_16_or_more(void **state)
 {
 	(void)state;
 	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "70000", 1), 0);
 	struct gpu *wide = harness_gpu();
 	unsetenv("VKR_REDUCE_WORKGROUPS");
 	const struct gpu_info *info = gpu_get_info(wide);
-	if (info->reduce_workgroups < (1u << 16)) {
+	if (info->reduce_workgroups < (1u << 16))
 		print_message("this device's grid is capped at %u workgroups\n", info->reduce_workgroups);
-	} else {
-		assert_false(kern_summed_arrivals(info, VKR_DTYPE_I32, VKR_OP_SUM));
-		assert_false(kern_summed_arrivals(info, VKR_DTYPE_F32, VKR_OP_COUNT));
-		assert_true(kern_atomic_extremes(info, VKR_DTYPE_I32, VKR_OP_MAX) == info->reduce_atomic_tails);
-		assert_true(kern_atomic_sums(info, VKR_DTYPE_I64, VKR_OP_SUM) == info->reduce_atomic_tails);
-	}
-	assert_true(kern_summed_arrivals(gpu_get_info(gpu), VKR_DTYPE_I32, VKR_OP_SUM) ==
-		    gpu_get_info(gpu)->reduce_atomic_tails);
+	assert_true(kern_atomic_sums32(info, VKR_DTYPE_I32, VKR_OP_SUM) == info->reduce_atomic_tails);
+	assert_true(kern_atomic_sums32(info, VKR_DTYPE_F32, VKR_OP_COUNT) == info->reduce_atomic_tails);
+	assert_true(kern_atomic_extremes(info, VKR_DTYPE_I32, VKR_OP_MAX) == info->reduce_atomic_tails);
+	assert_true(kern_atomic_sums(info, VKR_DTYPE_I64, VKR_OP_SUM) == info->reduce_atomic_tails);
+	check_op_dtype_on(wide, VKR_OP_SUM, VKR_DTYPE_I32);
+	check_op_dtype_on(wide, VKR_OP_COUNT, VKR_DTYPE_U32);
 	harness_gpu_done(wide);
 }
 
@@ -257,19 +255,17 @@ static void test_reduce_other_workgroup_tree_matches_reference(void **state)
 	harness_gpu_done(other);
 }
 
-static void test_reduce_min_max_propagate_nan(void **state)
+static void check_nan_propagates(size_t n)
 {
-	(void)state;
-	size_t n = 10000;
 	float *f = calloc(n, sizeof(*f));
 	double *d = calloc(n, sizeof(*d));
 	assert_non_null(f);
 	assert_non_null(d);
-	const size_t positions[] = { 0, 1, 4999, n - 1 };
+	const size_t positions[] = { 0, 1, n / 2 - 1, n - 1 };
 	for (size_t p = 0; p < 4; p++) {
 		for (size_t i = 0; i < n; i++) {
-			f[i] = (float)i - 5000.0f;
-			d[i] = (double)i - 5000.0;
+			f[i] = (float)i - (float)(n / 2);
+			d[i] = (double)i - (double)(n / 2);
 		}
 		f[positions[p]] = NAN;
 		d[positions[p]] = NAN;
@@ -282,6 +278,15 @@ static void test_reduce_min_max_propagate_nan(void **state)
 	}
 	free(f);
 	free(d);
+}
+
+/* A small job and a one-dispatch reduction (by atomics where the device has them). */
+static void test_reduce_min_max_propagate_nan(void **state)
+{
+	(void)state;
+	const size_t lengths[] = { 10000, 100000 };
+	for (size_t s = 0; s < 2; s++)
+		check_nan_propagates(lengths[s]);
 }
 
 static uint32_t f32_bits(float x)
@@ -528,11 +533,11 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		print_message("no 64-bit buffer atomics or no subgroup tree here: no atomic tails\n");
 	for (size_t w = 1; w < WAYS; w++)
 		assert_false(gpu_get_info(gpus[w])->reduce_atomic_tails);
-	assert_true(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_SUM) == summed);
-	assert_true(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_F64, VKR_OP_COUNT) == summed);
-	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_F32, VKR_OP_SUM));
-	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_SUM));
-	assert_false(kern_summed_arrivals(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_MAX));
+	assert_true(kern_atomic_sums32(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_SUM) == summed);
+	assert_true(kern_atomic_sums32(gpu_get_info(gpus[0]), VKR_DTYPE_F64, VKR_OP_COUNT) == summed);
+	assert_false(kern_atomic_sums32(gpu_get_info(gpus[0]), VKR_DTYPE_F32, VKR_OP_SUM));
+	assert_false(kern_atomic_sums32(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_SUM));
+	assert_false(kern_atomic_sums32(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_MAX));
 	assert_true(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_I64, VKR_OP_SUM) == summed);
 	assert_true(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_U64, VKR_OP_SUM) == summed);
 	assert_false(kern_atomic_sums(gpu_get_info(gpus[0]), VKR_DTYPE_I32, VKR_OP_SUM));
@@ -566,8 +571,8 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 		if (!gpu_supports_dtype(gpus[0], d))
 			continue;
-		atomic_expected += kern_summed_arrivals(gpu_get_info(gpus[0]), d, VKR_OP_COUNT) +
-				   kern_summed_arrivals(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
+		atomic_expected += kern_atomic_sums32(gpu_get_info(gpus[0]), d, VKR_OP_COUNT) +
+				   kern_atomic_sums32(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
 				   kern_atomic_sums(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
 				   2 * kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX);
 		assert_true(kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MIN) ==
@@ -840,6 +845,52 @@ static void test_reduce_parts_must_add_up(void **state)
 	assert_int_equal(kern_validate(gpu, &job, msg, sizeof(msg)), -E2BIG);
 }
 
+/* Signed zeros and infinities in an array of one-dispatch size: -0 is the smaller zero (as
+ * in the small jobs: reduce.comp's keys), infinities are the extremes. */
+static void check_zeros_and_infinities_large(void)
+{
+	size_t n = 100000;
+	float *f = malloc(n * sizeof(*f));
+	double *d = malloc(n * sizeof(*d));
+	assert_non_null(f);
+	assert_non_null(d);
+	bool f64 = gpu_supports_dtype(gpu, VKR_DTYPE_F64);
+	for (int sign = -1; sign <= 1; sign += 2) {
+		for (size_t i = 0; i < n; i++) {
+			f[i] = (float)sign;
+			d[i] = (double)sign;
+		}
+		f[777] = d[777] = -0.0;
+		f[n - 1] = d[n - 1] = 0.0;
+		vkr_op op = sign > 0 ? VKR_OP_MIN : VKR_OP_MAX;
+		uint32_t want32 = sign > 0 ? 0x80000000u : 0u;
+		uint64_t want64 = sign > 0 ? 0x8000000000000000ull : 0u, got64;
+		assert_int_equal(f32_bits(reduce_one(op, VKR_DTYPE_F32, f, n).f32), want32);
+		if (f64) {
+			double r = reduce_one(op, VKR_DTYPE_F64, d, n).f64;
+			memcpy(&got64, &r, sizeof(got64));
+			assert_true(got64 == want64);
+		}
+		f[n / 3] = d[n / 3] = sign > 0 ? -INFINITY : INFINITY;
+		assert_true(reduce_one(op, VKR_DTYPE_F32, f, n).f32 == f[n / 3]);
+		if (f64)
+			assert_true(reduce_one(op, VKR_DTYPE_F64, d, n).f64 == d[n / 3]);
+	}
+	free(f);
+	free(d);
+}
+
+/* Signed zeros and infinities at one-dispatch size, where min and max of floats compared by
+ * keys (the H200 and lavapipe) run by atomics and the host decodes their slot. */
+static void test_reduce_float_zeros_and_infinities_in_one_dispatch(void **state)
+{
+	(void)state;
+	const struct gpu_info *info = gpu_get_info(gpu);
+	if (!kern_atomic_extremes(info, VKR_DTYPE_F32, VKR_OP_MIN))
+		print_message("float min and max keep partials here (subnormals preserved or no atomic tails)\n");
+	check_zeros_and_infinities_large();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -851,7 +902,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_other_workgroup_tree_matches_reference),
 		cmocka_unit_test(test_reduce_min_max_propagate_nan),
 		cmocka_unit_test(test_reduce_min_max_find_a_lone_extreme_anywhere),
-		cmocka_unit_test(test_reduce_summed_arrivals_need_a_grid_below_2_16),
+		cmocka_unit_test(test_reduce_atomic_tails_on_a_grid_of_2_16_or_more),
 		cmocka_unit_test(test_reduce_infinities_are_ordinary_values),
 		cmocka_unit_test(test_reduce_empty_gives_neutral_and_min_max_are_errors),
 		cmocka_unit_test(test_reduce_integer_sum_and_prod_wrap),
@@ -865,6 +916,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_parts_must_add_up),
 		cmocka_unit_test(test_reduce_subnormals_are_not_flushed),
 		cmocka_unit_test(test_reduce_count_edge_values_match_reference),
+		cmocka_unit_test(test_reduce_float_zeros_and_infinities_in_one_dispatch),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
