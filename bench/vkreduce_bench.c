@@ -205,7 +205,7 @@ static int record_read_kernel(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 	return rc;
 }
 
-/* One job of a series; a reduction's result slot (slot_map) is zeroed before each run, as
+/* One job of a series; a reduction's result area (slot_map) is zeroed before each run, as
  * kern_job.dst must read zero when the work starts. */
 struct job_ctx {
 	const struct kern_job *job;
@@ -216,7 +216,7 @@ static int record_job(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	const struct job_ctx *c = ctx;
 	if (c->job->kind == KERN_REDUCE)
-		memset(c->slot_map, 0, 8);
+		memset(c->slot_map, 0, kern_result_bytes(gpu, c->job));
 	int rc = kern_record(gpu, cmd, c->job, 1);
 	if (rc < 0)
 		fprintf(stderr, "vkreduce-bench: could not record a job: %s\n", strerror(-rc));
@@ -303,7 +303,7 @@ struct series_buffers {
 	unsigned chunks;
 	uint64_t chunk_bytes;
 	struct gpu_buffer check, scratch, staging; /* staging: one chunk */
-	/* The reductions' result slot: mapped, to be zeroed before each run, and device-local
+	/* The reductions' result area: mapped, to be zeroed before each run, and device-local
 	 * where upload memory is, as the atomic tails want it (kern_result_by_atomics). */
 	struct gpu_buffer slot;
 	void *host;
@@ -425,7 +425,7 @@ static int series_buffers_alloc(struct gpu *gpu, const struct options *o, struct
 	if (rc == 0)
 		rc = gpu_buffer_create(gpu, check_n * esize, GPU_MEMORY_READBACK, &sb->check);
 	if (rc == 0)
-		rc = gpu_buffer_create(gpu, 16, GPU_MEMORY_UPLOAD, &sb->slot);
+		rc = gpu_buffer_create(gpu, KERN_RESULT_MAX_BYTES, GPU_MEMORY_UPLOAD, &sb->slot);
 	/* The jobs' parts name the chunks' addresses, so the scratch is sized once they exist. */
 	if (rc == 0)
 		rc = gpu_buffer_create(gpu, series_scratch_bytes(gpu, o, sb), GPU_MEMORY_DEVICE, &sb->scratch);
@@ -809,8 +809,11 @@ int main(int argc, char **argv)
 	       info->reduce_subgroup_tree ? "subgroup" : "shared",
 	       !info->reduce_one_dispatch ? "two passes" : !info->reduce_flagged_partials ? "fenced"
 	       : info->reduce_flagged_wide ? "flagged" : "flagged (4-byte accumulators), fenced (8-byte)",
-	       info->reduce_atomic_tails ? "; none for count-if, integer sums, min and max (one atomic "
-					   "per workgroup on the result slot)" : "",
+	       !info->reduce_atomic_tails ? ""
+	       : info->reduce_float_limbs ? "; none for count-if, integer sums, min and max (one atomic per "
+					    "workgroup on the result slot), nor for float sums (limbs)"
+					  : "; none for count-if, integer sums, min and max (one atomic per "
+					    "workgroup on the result slot)",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :

@@ -504,16 +504,18 @@ static int place(struct batch *b, struct batch_job *job, bool force)
 	/* Output first: the reduce slot's address also serves as the input of an empty
 	 * reduction, which reads nothing. */
 	if (k->kind == KERN_REDUCE) {
-		/* A slot that every workgroup's atomic reaches (kern.h) in upload memory, device-local
-		 * where the atomic tails run; the others in readback memory, which the CPU reads
-		 * from its cache. Zero, as kern_job.dst must be. */
+		/* A result area that every workgroup's atomics reach (kern.h) in upload memory,
+		 * device-local where the atomic tails run; the others in readback memory, which
+		 * the CPU reads from its cache. Zero, as kern_job.dst must be. */
+		uint64_t result_bytes = kern_result_bytes(b->d->gpu, k);
 		if (kern_result_by_atomics(b->d->gpu, k))
-			r = alloc_space(b, &b->upload, &job->own_dst, GPU_MEMORY_UPLOAD, 8, 8, force, &k->dst, &host);
+			r = alloc_space(b, &b->upload, &job->own_dst, GPU_MEMORY_UPLOAD, result_bytes, 8, force,
+					&k->dst, &host);
 		else
-			r = alloc_space(b, &b->readback, &job->own_dst, GPU_MEMORY_READBACK, 8, 8, force, &k->dst,
-					&host);
+			r = alloc_space(b, &b->readback, &job->own_dst, GPU_MEMORY_READBACK, result_bytes, 8, force,
+					&k->dst, &host);
 		if (r == 0)
-			memset(host, 0, 8);
+			memset(host, 0, result_bytes);
 		job->dst_host = host;
 	} else if (in_parts) {
 		r = 0;

@@ -609,6 +609,8 @@ static void read_info(struct gpu *gpu)
 	 * that those reductions keep partials in each of them. */
 	info->reduce_atomic_tails = info->reduce_one_dispatch && !reduce && gpu->buffer_int64_atomics &&
 				    info->reduce_subgroup_tree;
+	const char *float_sum = getenv("VKR_REDUCE_FLOAT_SUM");
+	info->reduce_float_limbs = float_sum && strcmp(float_sum, "limbs") == 0;
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)

@@ -92,6 +92,9 @@ struct gpu_info {
 	 * where the device has shaderBufferInt64Atomics and reduce_subgroup_tree; no VKR_REDUCE
 	 * mode uses them (VKR_REDUCE=partials: the default without them). */
 	bool reduce_atomic_tails;
+	/* VKR_REDUCE_FLOAT_SUM=limbs: one-dispatch sums of f32 and f64 by limbs too, where the
+	 * atomic tails run (kern_float_limb_sums(); off by default until measured on the H200). */
+	bool reduce_float_limbs;
 	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
 	 * subgroups of 4 to 256, computeFullSubgroups), unless VKR_REDUCE_TREE=shared: else the
 	 * tree in shared memory. */

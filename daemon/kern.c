@@ -45,6 +45,9 @@ enum {
 	/* One-dispatch sums of i64 and u64 by atomics (reduce.comp's ATOMIC_VALUE, ATOMIC_SUM). */
 	PIPE_SUM_ATOMIC_I64,
 	PIPE_SUM_ATOMIC_U64,
+	/* One-dispatch sums of f32 and f64 by limbs (reduce.comp's LIMB_SUM). */
+	PIPE_SUM_LIMBS_F32,
+	PIPE_SUM_LIMBS_F64,
 	/* One-dispatch min and max by atomics (reduce.comp's ATOMIC_VALUE): + dtype * 2 +
 	 * (op == max). */
 	PIPE_EXTREME,
@@ -74,39 +77,43 @@ enum {
 /* The 32-bit atomic-sum builds exist for these dtypes only: sums of i32 and u32. */
 #define INT32_TABLE(kernel) { NULL, NULL, spv_##kernel##_i32, spv_##kernel##_u32, NULL, NULL }
 #define INT32_SIZES(kernel) { NULL, NULL, &spv_##kernel##_i32_size, &spv_##kernel##_u32_size, NULL, NULL }
+/* The limb-sum builds: sums of f32 and f64. */
+#define FLOAT_TABLE(kernel) { spv_##kernel##_f32, spv_##kernel##_f64, NULL, NULL, NULL, NULL }
+#define FLOAT_SIZES(kernel) { &spv_##kernel##_f32_size, &spv_##kernel##_f64_size, NULL, NULL, NULL, NULL }
 
 enum {
 	K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED,
-	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_ATOMIC, K_REDUCE_SPREAD, K_COUNT_SPREAD, K_KERNELS
+	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_ATOMIC, K_REDUCE_SPREAD, K_COUNT_SPREAD, K_REDUCE_LIMBS,
+	K_KERNELS
 };
 static const char *const kernel_names[K_KERNELS] = {
 	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
-	"reduce_summed", "count_summed", "reduce_atomic", "reduce_spread", "count_spread",
+	"reduce_summed", "count_summed", "reduce_atomic", "reduce_spread", "count_spread", "reduce_limbs",
 };
 static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
 	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply), DTYPE_TABLE(scan_chained),
 	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed), DTYPE_TABLE(reduce_atomic),
-	DTYPE_TABLE(reduce_spread), DTYPE_TABLE(count_spread),
+	DTYPE_TABLE(reduce_spread), DTYPE_TABLE(count_spread), FLOAT_TABLE(reduce_limbs),
 };
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
 	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
 	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed), DTYPE_SIZES(reduce_atomic),
-	DTYPE_SIZES(reduce_spread), DTYPE_SIZES(count_spread),
+	DTYPE_SIZES(reduce_spread), DTYPE_SIZES(count_spread), FLOAT_SIZES(reduce_limbs),
 };
 
 static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE_DP(reduce), DTYPE_TABLE_DP(count), DTYPE_TABLE_DP(scan_reduce),
 	DTYPE_TABLE_DP(scan_totals), DTYPE_TABLE_DP(scan_apply), DTYPE_TABLE_DP(scan_chained),
 	DTYPE_NONE, DTYPE_TABLE_DP(count_summed), DTYPE_NONE,
-	DTYPE_TABLE_DP(reduce_spread), DTYPE_TABLE_DP(count_spread),
+	DTYPE_TABLE_DP(reduce_spread), DTYPE_TABLE_DP(count_spread), DTYPE_NONE,
 };
 static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(reduce), DTYPE_SIZES_DP(count), DTYPE_SIZES_DP(scan_reduce),
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
 	DTYPE_NONE, DTYPE_SIZES_DP(count_summed), DTYPE_NONE,
-	DTYPE_SIZES_DP(reduce_spread), DTYPE_SIZES_DP(count_spread),
+	DTYPE_SIZES_DP(reduce_spread), DTYPE_SIZES_DP(count_spread), DTYPE_NONE,
 };
 
 static uint64_t dtype_size(vkr_dtype dtype)
@@ -162,7 +169,8 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	struct kern_pipeline_source *s = &sources[index];
 	static const char *const dtype_names[] = { "f32", "f64", "i32", "u32", "i64", "u64" };
 	static const char *const op_names[] = { "sum", "prod", "min", "max" };
-	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_ATOMIC;
+	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_ATOMIC ||
+		      kernel == K_REDUCE_LIMBS;
 	bool spread = kernel == K_REDUCE_SPREAD || kernel == K_COUNT_SPREAD;
 	bool count = kernel == K_COUNT || kernel == K_COUNT_SUMMED || kernel == K_COUNT_SPREAD;
 	bool reduction = kernel == K_REDUCE || count || atomic || spread;
@@ -242,6 +250,8 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		describe(PIPE_SUM_SUMMED_U32, K_REDUCE_SUMMED, VKR_DTYPE_U32, VKR_OP_SUM, 0, 1);
 		describe(PIPE_SUM_ATOMIC_I64, K_REDUCE_ATOMIC, VKR_DTYPE_I64, VKR_OP_SUM, 0, 1);
 		describe(PIPE_SUM_ATOMIC_U64, K_REDUCE_ATOMIC, VKR_DTYPE_U64, VKR_OP_SUM, 0, 1);
+		describe(PIPE_SUM_LIMBS_F32, K_REDUCE_LIMBS, VKR_DTYPE_F32, VKR_OP_SUM, 0, 1);
+		describe(PIPE_SUM_LIMBS_F64, K_REDUCE_LIMBS, VKR_DTYPE_F64, VKR_OP_SUM, 0, 1);
 		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 			describe(PIPE_EXTREME + d * 2, K_REDUCE_ATOMIC, d, VKR_OP_MIN, 0, 1);
 			describe(PIPE_EXTREME + d * 2 + 1, K_REDUCE_ATOMIC, d, VKR_OP_MAX, 0, 1);
@@ -522,11 +532,18 @@ bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 	       (dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64);
 }
 
-/* A tail by atomics for this op and dtype: 32-bit and 64-bit integer sums, min and max. */
+bool kern_float_limb_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	return info->reduce_atomic_tails && info->reduce_float_limbs && op == VKR_OP_SUM &&
+	       ((dtype == VKR_DTYPE_F32 && !info->denorm_preserve32) ||
+		(dtype == VKR_DTYPE_F64 && !info->denorm_preserve64));
+}
+
+/* A tail by atomics for this op and dtype: integer sums, min and max, float sums by limbs. */
 static bool atomic_tail_for(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
 	return kern_atomic_sums32(info, dtype, op) || kern_atomic_sums(info, dtype, op) ||
-	       kern_atomic_extremes(info, dtype, op);
+	       kern_atomic_extremes(info, dtype, op) || kern_float_limb_sums(info, dtype, op);
 }
 
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src)
@@ -534,11 +551,31 @@ bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeli
 	return src->atomic_tail && atomic_tail_for(info, src->dtype, src->counts ? VKR_OP_COUNT : src->op);
 }
 
-/* A one-dispatch reduction by an atomic tail (reduce.comp's ATOMIC_SUM32, ATOMIC_VALUE):
- * no partials and no arrival word; its workgroups' atomics go to the result slot. */
+/* A one-dispatch reduction by an atomic tail (reduce.comp's ATOMIC_SUM32, ATOMIC_VALUE,
+ * LIMB_SUM): no partials and no arrival word; its workgroups' atomics go to the result area. */
 bool kern_result_by_atomics(const struct gpu *gpu, const struct kern_job *job)
 {
 	return one_dispatch(gpu, job) && atomic_tail_for(&gpu->info, job->dtype, job->op);
+}
+
+/* A float sum by limbs: its result area is a flags word, a word of the limbs reached, then
+ * the limbs (reduce.comp's LIMB_SUM). The last limb a finite f32 reaches is 8 (bits up to
+ * 253 + 24), an f64's 65 (2045 + 53 + 31 bits, in 32-bit pieces). */
+#define LIMBS_F32 9u
+#define LIMBS_F64 66u
+#define LIMB_FIRST 2u
+
+static bool limb_sum(const struct gpu *gpu, const struct kern_job *job)
+{
+	return (job->dtype == VKR_DTYPE_F32 || job->dtype == VKR_DTYPE_F64) && job->op == VKR_OP_SUM &&
+	       kern_result_by_atomics(gpu, job);
+}
+
+uint64_t kern_result_bytes(const struct gpu *gpu, const struct kern_job *job)
+{
+	if (!limb_sum(gpu, job))
+		return 8;
+	return 8 * (LIMB_FIRST + (job->dtype == VKR_DTYPE_F32 ? LIMBS_F32 : LIMBS_F64));
 }
 
 /* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's
@@ -569,6 +606,8 @@ static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *jo
 			case VKR_DTYPE_I32: return PIPE_SUM_SUMMED_I32;
 			case VKR_DTYPE_U32: return PIPE_SUM_SUMMED_U32;
 			case VKR_DTYPE_I64: return PIPE_SUM_ATOMIC_I64;
+			case VKR_DTYPE_F32: return PIPE_SUM_LIMBS_F32;
+			case VKR_DTYPE_F64: return PIPE_SUM_LIMBS_F64;
 			default: return PIPE_SUM_ATOMIC_U64; /* atomic_tail_for: no other sum */
 			}
 		}
@@ -1138,10 +1177,119 @@ static vkr_value decode_ordered(const struct kern_job *job, const void *slot)
 	return v;
 }
 
+/* Bit i of a magnitude held in 32-bit digits. */
+static unsigned digit_bit(const uint32_t *digits, size_t count, uint64_t i)
+{
+	return i / 32 < count ? (digits[i / 32] >> (i % 32)) & 1u : 0u;
+}
+
+/* The value of a float sum's limbs (reduce.comp's LIMB_SUM): the exact sum of the partials,
+ * rounded once to nearest even. The limbs are signed 64-bit sums of 32-bit pieces, limb k
+ * worth 2^(32k) units of the smallest subnormal: they are added with their carries into a
+ * two's complement integer of 32-bit digits, whose magnitude M and sign give the value
+ * M * 2^-149 (f32) or M * 2^-1074 (f64). Below 2^precision units the value's bits are M
+ * itself (subnormals, then the first binade, whose exponent field is 1 where M's bit
+ * precision - 1 is); above, M is rounded to precision bits at some shift, and the bits are
+ * (shift << (precision - 1)) + the rounded mantissa, hidden bit included. Only the limbs
+ * that word 1 says a partial reached are read: on a GPU the area is mapped device memory,
+ * whose every read crosses the bus. */
+static vkr_value decode_limbs(const struct kern_job *job, const void *area)
+{
+	bool f32 = job->dtype == VKR_DTYPE_F32;
+	unsigned limbs = f32 ? LIMBS_F32 : LIMBS_F64, reach = f32 ? 2 : 3; /* limbs per partial */
+	unsigned precision = f32 ? 24 : 53;
+	uint64_t exp_all = f32 ? 0xff : 0x7ff, sign_bit = f32 ? 1ull << 31 : 1ull << 63;
+	uint64_t quiet_nan = f32 ? 0x7fc00000u : 0x7ff8000000000000ull;
+	const unsigned char *words = area;
+	uint64_t flags, reached;
+	memcpy(&flags, words, 8);
+	memcpy(&reached, words + 8, 8);
+	uint64_t bits;
+	bool negative = false;
+	if ((flags & 4) || (flags & 3) == 3) {
+		bits = quiet_nan; /* a NaN partial, or infinities of both signs */
+	} else if (flags & 3) {
+		negative = flags & 2;
+		bits = exp_all << (precision - 1);
+	} else {
+		/* Limb k holds pieces of the partials whose first limb is k, k - 1 (and k - 2). */
+		int64_t limb[LIMBS_F64] = { 0 };
+		for (unsigned k = 0; k < limbs; k++) {
+			bool read = false;
+			for (unsigned back = 0; back < reach && back <= k; back++)
+				read = read || (k - back < 64 && (reached >> (k - back)) & 1);
+			if (read)
+				memcpy(&limb[k], words + 8 * (LIMB_FIRST + k), 8);
+		}
+		/* The carries: each limb's high half (arithmetic shifts: a negative limb borrows)
+		 * and the carry out of the low halves' sum go up. Every |limb| < 2^63 (at most
+		 * 2^31 pieces of 32 bits), so none of this overflows. Two digits past the limbs hold
+		 * the last carry, sign included. */
+		uint32_t digit[LIMBS_F64 + 2];
+		int64_t carry = 0;
+		for (unsigned k = 0; k < limbs; k++) {
+			uint64_t low = (uint64_t)(uint32_t)limb[k] + (uint32_t)carry;
+			digit[k] = (uint32_t)low;
+			carry = (limb[k] >> 32) + (carry >> 32) + (int64_t)(low >> 32);
+		}
+		digit[limbs] = (uint32_t)carry;
+		digit[limbs + 1] = (uint32_t)((uint64_t)carry >> 32);
+		size_t count = limbs + 2;
+		negative = carry < 0;
+		if (negative) { /* the magnitude: invert and add one */
+			uint64_t c = 1;
+			for (size_t k = 0; k < count; k++) {
+				uint64_t t = (uint64_t)(uint32_t)~digit[k] + c;
+				digit[k] = (uint32_t)t;
+				c = t >> 32;
+			}
+		}
+		int64_t top = -1;
+		for (size_t k = count; k-- > 0 && top < 0;)
+			if (digit[k])
+				top = (int64_t)(32 * k) + 31 - __builtin_clz(digit[k]);
+		if (top < 0) {
+			/* An exact zero: +0 if any partial was +0 or non-zero (x + -x is +0), else -0;
+			 * the partials start from +0, so -0 does not arise from data. */
+			negative = !(flags & 8) && !reached;
+			bits = 0;
+		} else if (top < (int64_t)precision) {
+			bits = digit[0] | (uint64_t)digit[1] << 32; /* M < 2^53: no digit above */
+		} else {
+			uint64_t shift = (uint64_t)top - (precision - 1), q = 0;
+			for (unsigned i = 0; i < precision; i++)
+				q |= (uint64_t)digit_bit(digit, count, shift + i) << i;
+			bool half = digit_bit(digit, count, shift - 1), sticky = false;
+			for (uint64_t i = 0; i + 1 < shift && !sticky; i++)
+				sticky = digit_bit(digit, count, i);
+			if (half && (sticky || (q & 1))) {
+				q++;
+				if (q >> precision) {
+					q >>= 1;
+					shift++;
+				}
+			}
+			/* The exponent field is shift + 1: at the all-ones field the sum overflowed. */
+			bits = shift + 1 >= exp_all ? exp_all << (precision - 1) : (shift << (precision - 1)) + q;
+		}
+	}
+	if (negative)
+		bits |= sign_bit;
+	vkr_value v;
+	memset(&v, 0, sizeof(v));
+	if (f32)
+		v.u32 = (uint32_t)bits;
+	else
+		v.u64 = bits;
+	return v;
+}
+
 vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, const void *slot)
 {
 	if (kern_result_by_atomics(gpu, job) && (job->op == VKR_OP_MIN || job->op == VKR_OP_MAX))
 		return decode_ordered(job, slot);
+	if (limb_sum(gpu, job))
+		return decode_limbs(job, slot);
 	vkr_value v;
 	memset(&v, 0, sizeof(v));
 	if (job->kind == KERN_REDUCE && job->op == VKR_OP_COUNT) {

@@ -46,9 +46,9 @@ struct kern_job {
 	bool exclusive;      /* scan only */
 	uint64_t n;          /* elements */
 	uint64_t src;        /* device address of n elements, aligned to the element size */
-	/* reduce: device address of an 8-byte result slot, 8-byte aligned, which must read zero
-	 * when the command buffer starts: the atomic tails take every workgroup's value into it
-	 * (kern_result_by_atomics; kern_result_decode reads it);
+	/* reduce: device address of the result area (8 bytes, or kern_result_bytes()), 8-byte
+	 * aligned, which must read zero when the command buffer starts: the atomic tails take
+	 * every workgroup's value into it (kern_result_by_atomics; kern_result_decode reads it);
 	 * scan: device address of n output elements, aligned to the element size */
 	uint64_t dst;
 	uint64_t scratch;    /* device address of kern_scratch_bytes() bytes, 16-byte aligned */
@@ -120,11 +120,18 @@ int kern_record_read(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_
  * the atomics' own, so decoding needs the device the job ran on. */
 vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, const void *slot);
 
-/* Whether the job's workgroups take their values into its result slot by atomics (an atomic
- * tail: kern_atomic_sums32(), kern_atomic_sums(), kern_atomic_extremes()), one atomic per
- * workgroup: keep such a slot in device-local memory (upload memory on a device with
- * resizable BAR), as atomics on host RAM cross the bus one by one. */
+/* Whether the job's workgroups take their values into its result area by atomics (an atomic
+ * tail: kern_atomic_sums32(), kern_atomic_sums(), kern_atomic_extremes(),
+ * kern_float_limb_sums()), a few atomics per workgroup: keep such an area in device-local
+ * memory (upload memory on a device with resizable BAR), as atomics on host RAM cross the
+ * bus one by one. */
 bool kern_result_by_atomics(const struct gpu *gpu, const struct kern_job *job);
+
+/* Bytes of a reduction's result area at kern_job.dst (zeroed by the caller, 8-byte aligned):
+ * 8, or for a float sum by limbs (kern_float_limb_sums) its flags, the limbs it reached and
+ * the limbs: 88 bytes for f32, 544 for f64 (at most KERN_RESULT_MAX_BYTES). */
+#define KERN_RESULT_MAX_BYTES 544u
+uint64_t kern_result_bytes(const struct gpu *gpu, const struct kern_job *job);
 
 /* Number of SPIR-V pipelines the engine builds and their creation (used by gpu.c). */
 struct kern_pipeline_source {
@@ -212,6 +219,14 @@ bool kern_flagged_partials(const struct gpu_info *info, unsigned accumulator_byt
  * no partials. */
 bool kern_atomic_sums32(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
+/* Whether one-dispatch sums of this float dtype run by limbs (reduce.comp's LIMB_SUM): where
+ * info.reduce_float_limbs (VKR_REDUCE_FLOAT_SUM=limbs) and the atomic tails run, for f32 and
+ * f64 where the device does not preserve subnormals. Each workgroup adds its partial exactly
+ * into fixed-point limbs of the result area by a few atomics; the host rounds their sum once
+ * (kern_result_decode). The exact sum of the partials rounded once, where the partials'
+ * tails fold them in order with a rounding at each step: the last bits may differ. */
+bool kern_float_limb_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+
 /* Whether one-dispatch sums of this dtype run by atomics (reduce.comp's ATOMIC_VALUE with
  * ATOMIC_SUM): i64 and u64, where info.reduce_atomic_tails. Each workgroup adds its sum to the
  * result slot by one atomic; no partials. Wrapping sums of integers
@@ -226,8 +241,8 @@ bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 /* Whether kern.c ever records the atomic-tail pipeline src on this device (gpu.c builds only
- * those): by kern_atomic_sums32(), kern_atomic_sums() or kern_atomic_extremes() for its op
- * and dtype. */
+ * those): by kern_atomic_sums32(), kern_atomic_sums(), kern_atomic_extremes() or
+ * kern_float_limb_sums() for its op and dtype. */
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src);
 
 #endif /* VKR_KERN_H */

@@ -28,8 +28,9 @@ spirv_execution_mode(4459, 64); // DenormPreserve, 64-bit
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_scalar_block_layout : require
 
-// f64 too: scans of f64 min and max hold int64 keys (scan_op.glsl).
-#if defined(DTYPE_I64) || defined(DTYPE_U64) || defined(DTYPE_F64) || defined(SUMMED_ARRIVALS)
+// f64 too: scans of f64 min and max hold int64 keys (scan_op.glsl); f32 sums by limbs add
+// 64-bit limbs (reduce.comp's LIMB_SUM).
+#if defined(DTYPE_I64) || defined(DTYPE_U64) || defined(DTYPE_F64) || defined(LIMB_SUM)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
 

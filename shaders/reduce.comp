@@ -390,6 +390,81 @@ ACC_BITS acc_to_bits(ACC x) { return unpackUint2x32(x); }
 ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 #endif
 
+#ifdef LIMB_SUM
+// Float sums by limbs (the reduce_limbs builds, for f32 and f64 where the device does not
+// preserve subnormals; kern.c runs them with VKR_REDUCE_FLOAT_SUM=limbs): each workgroup
+// adds its partial, exactly, into fixed-point limbs of the result area by posted atomics, as
+// the atomic tails above take integers: no partials stored, no arrival, no last workgroup.
+// A finite partial is m * 2^(pos - BIAS) with m an integer of MANT_BITS + 1 bits and
+// pos = max(biased exponent, 1) - 1 (BIAS 149 for f32, 1074 for f64): m << (pos % 32) is cut
+// into 32-bit pieces, each added (negated for a negative partial: the limbs are signed
+// 64-bit sums) to limb pos / 32 and the next ones, so a limb takes at most 2^31 pieces of
+// 32 bits before it could overflow. The host adds the limbs with their carries and rounds
+// the exact sum once, to nearest even (kern.c's decode_limbs): the bits do not depend on
+// the order in which the workgroups arrive, nor on any other job. They are the exact sum of
+// the partials rounded once, which the fold of the partials in order (pass 1, and the
+// partials' tails) is not: the two paths may differ in the last bits, as they differ in
+// accuracy. Word 0 of the area ORs flags (an infinite partial of either sign, a NaN one, a
+// +0 one); word 1 ORs a bit per first limb of each finite non-zero partial, so that the host
+// reads only the limbs that were reached; the limbs follow (9 for f32, 66 for f64).
+#extension GL_EXT_shader_atomic_int64 : require
+#if !(defined(DTYPE_F32) || defined(DTYPE_F64)) || defined(KERNEL_COUNT) || defined(DENORM_PRESERVE)
+#error "limb sums: sums of f32 and f64, on devices that do not preserve subnormals"
+#endif
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer LimbArea { uint64_t v[]; };
+#define LIMB_FLAG_POS_INF 1ul
+#define LIMB_FLAG_NEG_INF 2ul
+#define LIMB_FLAG_NAN 4ul
+#define LIMB_FLAG_POS_ZERO 8ul
+#define LIMB_FIRST 2u
+
+void add_piece(LimbArea area, uint limb, uint64_t piece, bool negative)
+{
+	if (piece != 0ul)
+		atomicAdd(area.v[LIMB_FIRST + limb], negative ? 0ul - piece : piece);
+}
+
+void post_limbs(uvec2 dst, ACC r)
+{
+	LimbArea area = LimbArea(dst);
+#if defined(DTYPE_F32)
+	uint bits = acc_to_bits(r);
+	bool negative = (bits >> 31) != 0u;
+	uint e = (bits >> 23) & 0xffu;
+	uint64_t m = uint64_t(bits & 0x7fffffu);
+	const uint EXP_ALL = 0xffu;
+	const uint MANT_BITS = 23u;
+#else
+	uvec2 bits = acc_to_bits(r);
+	bool negative = (bits.y >> 31) != 0u;
+	uint e = (bits.y >> 20) & 0x7ffu;
+	uint64_t m = packUint2x32(uvec2(bits.x, bits.y & 0xfffffu));
+	const uint EXP_ALL = 0x7ffu;
+	const uint MANT_BITS = 52u;
+#endif
+	if (e == EXP_ALL) {
+		atomicOr(area.v[0], m != 0ul ? LIMB_FLAG_NAN : negative ? LIMB_FLAG_NEG_INF : LIMB_FLAG_POS_INF);
+		return;
+	}
+	if (e == 0u && m == 0ul) {
+		if (!negative) // never otherwise: the sum's neutral is +0
+			atomicOr(area.v[0], LIMB_FLAG_POS_ZERO);
+		return;
+	}
+	if (e != 0u)
+		m |= 1ul << MANT_BITS;
+	uint pos = max(e, 1u) - 1u;
+	uint limb = pos >> 5u, shift = pos & 31u;
+	uint64_t w = m << shift; // f64: bits 64 and up are lost here, and come back as piece 2
+	add_piece(area, limb, w & 0xfffffffful, negative);
+	add_piece(area, limb + 1u, w >> 32u, negative);
+#if defined(DTYPE_F64)
+	add_piece(area, limb + 2u, shift == 0u ? 0ul : m >> (64u - shift), negative);
+#endif
+	atomicOr(area.v[1], 1ul << limb);
+}
+#endif
+
 // Flagged partials (FLAGGED_PARTIALS, set by gpu.c where kern_flagged_partials() says so:
 // 4-byte accumulators, on devices whose host-visible memory is device-local): pass 3 without
 // its fences. Each partial is stored as its bits followed by their complement, in words the
@@ -586,6 +661,9 @@ void main()
 			else
 				atomicMax(slot.v, ordered_from(r));
 		}
+#elif defined(LIMB_SUM)
+		if (lid == 0u)
+			post_limbs(pc.dst, r);
 #else
 		const bool flagged = FLAGGED_PARTIALS;
 		if (lid == 0u) {

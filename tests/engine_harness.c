@@ -99,7 +99,7 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 		}
 		if (jobs[i].kind == KERN_REDUCE) {
 			off[i].out[0] = align_up(out_bytes, 16);
-			out_bytes = off[i].out[0] + 8;
+			out_bytes = off[i].out[0] + KERN_RESULT_MAX_BYTES; /* before the job's parts are known */
 		}
 	}
 	/* Inputs live in host-visible memory that the kernels also write for in-place scans. */
@@ -134,8 +134,8 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 			.parts = nparts > 1 ? parts[i] : NULL,
 			.part_count = nparts > 1 ? nparts : 0,
 		};
-		if (jobs[i].kind == KERN_REDUCE) /* the slot reads zero when the work starts (kern.h) */
-			memset((char *)out.map + off[i].out[0], 0, 8);
+		if (jobs[i].kind == KERN_REDUCE) /* the area reads zero when the work starts (kern.h) */
+			memset((char *)out.map + off[i].out[0], 0, kern_result_bytes(gpu, &kj[i]));
 		scratch_off[i] = align_up(scratch_bytes, 16);
 		scratch_bytes = scratch_off[i] + kern_scratch_bytes(gpu, &kj[i]);
 	}

@@ -891,6 +891,120 @@ static void test_reduce_float_zeros_and_infinities_in_one_dispatch(void **state)
 	check_zeros_and_infinities_large();
 }
 
+/* Float sums by limbs (VKR_REDUCE_FLOAT_SUM=limbs): the exact sum of the workgroups' partials,
+ * rounded once. The arrays put their values in chosen workgroups: at 100,000 elements an f32
+ * job has 25 workgroups and an f64 job 49, and workgroup w folds (among others) vector
+ * 256 * w, whose first element is this one (reduce.comp's fold_strided). */
+#define LIMB_N 100000
+static size_t first_element_of_workgroup(vkr_dtype dtype, unsigned w)
+{
+	return (16 / proto_dtype_size(dtype)) * 256 * (size_t)w;
+}
+
+/* The sum of LIMB_N elements, zero but values[k] at workgroup places[k]'s element. */
+static vkr_value limb_sum_of(struct gpu *on, vkr_dtype dtype, const double *values, const unsigned *places,
+			     size_t count)
+{
+	void *data = calloc(LIMB_N, proto_dtype_size(dtype));
+	assert_non_null(data);
+	for (size_t k = 0; k < count; k++) {
+		size_t at = first_element_of_workgroup(dtype, places[k]);
+		if (dtype == VKR_DTYPE_F32)
+			((float *)data)[at] = (float)values[k];
+		else
+			((double *)data)[at] = values[k];
+	}
+	struct host_job job = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = dtype, .input = data, .n = LIMB_N };
+	harness_run(on, &job, 1);
+	free(data);
+	return job.result;
+}
+
+static double limb_sum_as_double(struct gpu *on, vkr_dtype dtype, const double *values, size_t count)
+{
+	const unsigned places[] = { 0, 5, 10, 20 };
+	assert_true(count <= 4);
+	vkr_value r = limb_sum_of(on, dtype, values, places, count);
+	return dtype == VKR_DTYPE_F32 ? (double)r.f32 : r.f64;
+}
+
+static void check_limb_sums_of(struct gpu *on, vkr_dtype dtype)
+{
+	bool f32 = dtype == VKR_DTYPE_F32;
+	double big = f32 ? 1e30 : 1e300, ulp = f32 ? 0x1p-23 : 0x1p-52, tiny = f32 ? 0x1p-40 : 0x1p-70;
+	double min_normal = f32 ? 0x1p-126 : 0x1p-1022;
+	/* Cancellation: the ordered fold loses the 1 (1e30 + 1 == 1e30); the exact sum keeps it. */
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ big, 1.0, -big }, 3) == 1.0);
+	/* Ties to even, and a sticky bit below the tie. */
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ 1.0, ulp / 2 }, 2) == 1.0);
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ 1.0 + ulp, ulp / 2 }, 2) == 1.0 + 2 * ulp);
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ 1.0, ulp / 2, tiny }, 3) == 1.0 + ulp);
+	/* A negative sum, borrowing through the limbs; pieces that add past 2^32 in one limb
+	 * (a full mantissa whose low piece is 0xffffff00 in f32, 0xffffffc0 in f64), so the
+	 * host carries; three equal values, their exact sum rounded once as one product is. */
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ -3.0, 1.0 }, 2) == -2.0);
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ 0x1p31, 0x1p31, -256.0 }, 3) == 0x1p32 - 256.0);
+	double full = f32 ? 0x1.fffffep10 : 0x1.fffffffffffffp8;
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ full, full, full }, 3) ==
+		    (f32 ? (double)(3.0f * (float)full) : 3 * full));
+	/* A subnormal sum of normal partials: only the host's rounding can make it. */
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ 1.5 * min_normal, -min_normal }, 2) ==
+		    min_normal / 2);
+	/* Overflow of the exact sum, and the special partials. */
+	double max = f32 ? 3e38 : 1.5e308;
+	assert_true(isinf(limb_sum_as_double(on, dtype, (const double[]){ max, max }, 2)));
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ -max, -max, -max }, 3) == -INFINITY);
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ INFINITY, 1.0 }, 2) == INFINITY);
+	assert_true(limb_sum_as_double(on, dtype, (const double[]){ -INFINITY, 1.0 }, 2) == -INFINITY);
+	assert_true(isnan(limb_sum_as_double(on, dtype, (const double[]){ INFINITY, -INFINITY }, 2)));
+	assert_true(isnan(limb_sum_as_double(on, dtype, (const double[]){ 1.0, NAN }, 2)));
+	/* An exact zero from non-zero partials is +0, as x + -x. */
+	double zero = limb_sum_as_double(on, dtype, (const double[]){ 2.0, -2.0 }, 2);
+	assert_true(zero == 0.0 && !signbit(zero));
+}
+
+static void test_reduce_float_sums_by_limbs(void **state)
+{
+	(void)state;
+	struct gpu *limbs = harness_gpu_with_env("VKR_REDUCE_FLOAT_SUM", "limbs");
+	const struct gpu_info *info = gpu_get_info(limbs);
+	bool on = kern_float_limb_sums(info, VKR_DTYPE_F32, VKR_OP_SUM);
+	assert_true(on == (info->reduce_atomic_tails && !info->denorm_preserve32));
+	assert_false(kern_float_limb_sums(info, VKR_DTYPE_F32, VKR_OP_PROD));
+	assert_false(kern_float_limb_sums(info, VKR_DTYPE_I32, VKR_OP_SUM));
+	assert_false(kern_float_limb_sums(gpu_get_info(gpu), VKR_DTYPE_F32, VKR_OP_SUM)); /* off by default */
+	if (!on)
+		print_message("no float sums by limbs on this device: their checks run on the partials' tails\n");
+	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32, .n = LIMB_N };
+	assert_int_equal(kern_result_bytes(limbs, &probe), on ? 88 : 8);
+	probe.dtype = VKR_DTYPE_F64;
+	if (gpu_supports_dtype(limbs, VKR_DTYPE_F64) && on)
+		assert_int_equal(kern_result_bytes(limbs, &probe), 544);
+	for (unsigned d = VKR_DTYPE_F32; d <= VKR_DTYPE_F64; d++) {
+		if (!gpu_supports_dtype(limbs, d))
+			continue;
+		check_op_dtype_on(limbs, VKR_OP_SUM, d);
+		if (on)
+			check_limb_sums_of(limbs, d);
+	}
+	/* The bits of a job do not depend on the jobs beside it. */
+	float *data = malloc(LIMB_N * sizeof(*data));
+	assert_non_null(data);
+	uint64_t rng = harness_seed() + 31;
+	gen_fill(VKR_DTYPE_F32, VKR_OP_SUM, data, LIMB_N, &rng);
+	struct host_job jobs[3];
+	for (size_t k = 0; k < 3; k++)
+		jobs[k] = (struct host_job){ .kind = KERN_REDUCE, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F32,
+					     .input = data, .n = LIMB_N, .misalign = (unsigned)(k == 1) };
+	harness_run(limbs, jobs, 1);
+	uint32_t alone = f32_bits(jobs[0].result.f32);
+	harness_run(limbs, jobs, 3);
+	assert_int_equal(f32_bits(jobs[0].result.f32), alone);
+	assert_int_equal(f32_bits(jobs[2].result.f32), alone);
+	free(data);
+	harness_gpu_done(limbs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -917,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_subnormals_are_not_flushed),
 		cmocka_unit_test(test_reduce_count_edge_values_match_reference),
 		cmocka_unit_test(test_reduce_float_zeros_and_infinities_in_one_dispatch),
+		cmocka_unit_test(test_reduce_float_sums_by_limbs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
