@@ -803,17 +803,17 @@ int main(int argc, char **argv)
 		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy,of_copy_same_bytes,of_read_same_bytes\n");
 	}
 	printf("device: %s (%s), subgroup %u, reduce workgroups %u, "
-	       "reduce tree: %s, reduce partials: %s%s, copy workgroups %u, timestamp period %.3f ns, "
+	       "reduce tree: %s, reduce partials: %s%s%s%s, copy workgroups %u, timestamp period %.3f ns, "
 	       "scan: %s, single-pass tiles: %s (taken %s), tile scan: %s, subnormals f32/f64: %s/%s\n",
 	       info->name, info->type, info->subgroup_size, info->reduce_workgroups,
 	       info->reduce_subgroup_tree ? "subgroup" : "shared",
 	       !info->reduce_one_dispatch ? "two passes" : !info->reduce_flagged_partials ? "fenced"
 	       : info->reduce_flagged_wide ? "flagged" : "flagged (4-byte accumulators), fenced (8-byte)",
 	       !info->reduce_atomic_tails ? ""
-	       : info->reduce_float_limbs ? "; none for count-if, integer sums, min and max (one atomic per "
-					    "workgroup on the result slot), nor for float sums (limbs)"
-					  : "; none for count-if, integer sums, min and max (one atomic per "
-					    "workgroup on the result slot)",
+	       : "; none for count-if, integer sums, min and max (atomics on the result area)",
+	       info->reduce_atomic_tails && info->reduce_float_limbs ? ", nor for float sums (limbs)" : "",
+	       info->reduce_atomic_tails && info->reduce_product_exponents ? ", nor for integer products (exponents)"
+									    : "",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :

@@ -611,6 +611,8 @@ static void read_info(struct gpu *gpu)
 				    info->reduce_subgroup_tree;
 	const char *float_sum = getenv("VKR_REDUCE_FLOAT_SUM");
 	info->reduce_float_limbs = float_sum && strcmp(float_sum, "limbs") == 0;
+	const char *int_prod = getenv("VKR_REDUCE_INT_PROD");
+	info->reduce_product_exponents = int_prod && strcmp(int_prod, "exponents") == 0;
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)

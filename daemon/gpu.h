@@ -95,6 +95,10 @@ struct gpu_info {
 	/* VKR_REDUCE_FLOAT_SUM=limbs: one-dispatch sums of f32 and f64 by limbs too, where the
 	 * atomic tails run (kern_float_limb_sums(); off by default until measured on the H200). */
 	bool reduce_float_limbs;
+	/* VKR_REDUCE_INT_PROD=exponents: one-dispatch products of integers by exponents too,
+	 * where the atomic tails run (kern_product_exponents(); off by default until measured
+	 * on the H200). */
+	bool reduce_product_exponents;
 	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
 	 * subgroups of 4 to 256, computeFullSubgroups), unless VKR_REDUCE_TREE=shared: else the
 	 * tree in shared memory. */

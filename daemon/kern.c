@@ -48,9 +48,12 @@ enum {
 	/* One-dispatch sums of f32 and f64 by limbs (reduce.comp's LIMB_SUM). */
 	PIPE_SUM_LIMBS_F32,
 	PIPE_SUM_LIMBS_F64,
+	/* One-dispatch products of integers by exponents (reduce.comp's ATOMIC_VALUE,
+	 * ATOMIC_PROD): + dtype - VKR_DTYPE_I32, for i32, u32, i64 and u64. */
+	PIPE_PROD_EXPONENTS,
 	/* One-dispatch min and max by atomics (reduce.comp's ATOMIC_VALUE): + dtype * 2 +
 	 * (op == max). */
-	PIPE_EXTREME,
+	PIPE_EXTREME = PIPE_PROD_EXPONENTS + 4,
 	PIPE_SCAN_REDUCE = PIPE_EXTREME + VKR_DTYPE_COUNT_ * 2,                                      /* + dtype * 4 + op */
 	PIPE_SCAN_TOTALS = PIPE_SCAN_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
 	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
@@ -252,6 +255,8 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		describe(PIPE_SUM_ATOMIC_U64, K_REDUCE_ATOMIC, VKR_DTYPE_U64, VKR_OP_SUM, 0, 1);
 		describe(PIPE_SUM_LIMBS_F32, K_REDUCE_LIMBS, VKR_DTYPE_F32, VKR_OP_SUM, 0, 1);
 		describe(PIPE_SUM_LIMBS_F64, K_REDUCE_LIMBS, VKR_DTYPE_F64, VKR_OP_SUM, 0, 1);
+		for (unsigned d = VKR_DTYPE_I32; d <= VKR_DTYPE_U64; d++)
+			describe(PIPE_PROD_EXPONENTS + d - VKR_DTYPE_I32, K_REDUCE_ATOMIC, d, VKR_OP_PROD, 0, 1);
 		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 			describe(PIPE_EXTREME + d * 2, K_REDUCE_ATOMIC, d, VKR_OP_MIN, 0, 1);
 			describe(PIPE_EXTREME + d * 2 + 1, K_REDUCE_ATOMIC, d, VKR_OP_MAX, 0, 1);
@@ -539,11 +544,19 @@ bool kern_float_limb_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op o
 		(dtype == VKR_DTYPE_F64 && !info->denorm_preserve64));
 }
 
-/* A tail by atomics for this op and dtype: integer sums, min and max, float sums by limbs. */
+bool kern_product_exponents(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	return info->reduce_atomic_tails && info->reduce_product_exponents && op == VKR_OP_PROD &&
+	       dtype >= VKR_DTYPE_I32 && dtype <= VKR_DTYPE_U64;
+}
+
+/* A tail by atomics for this op and dtype: integer sums and products, min and max, float
+ * sums by limbs. */
 static bool atomic_tail_for(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
 	return kern_atomic_sums32(info, dtype, op) || kern_atomic_sums(info, dtype, op) ||
-	       kern_atomic_extremes(info, dtype, op) || kern_float_limb_sums(info, dtype, op);
+	       kern_atomic_extremes(info, dtype, op) || kern_float_limb_sums(info, dtype, op) ||
+	       kern_product_exponents(info, dtype, op);
 }
 
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src)
@@ -571,8 +584,19 @@ static bool limb_sum(const struct gpu *gpu, const struct kern_job *job)
 	       kern_result_by_atomics(gpu, job);
 }
 
+/* A product by exponents: its result area is three words of the dtype's width (the sum of
+ * the exponents of 5, of the powers of two, and the XOR of the signs), in 8-byte slots. */
+#define EXPONENT_WORDS 3u
+
+static bool product_exponents(const struct gpu *gpu, const struct kern_job *job)
+{
+	return job->op == VKR_OP_PROD && kern_result_by_atomics(gpu, job);
+}
+
 uint64_t kern_result_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
+	if (product_exponents(gpu, job))
+		return 8 * EXPONENT_WORDS;
 	if (!limb_sum(gpu, job))
 		return 8;
 	return 8 * (LIMB_FIRST + (job->dtype == VKR_DTYPE_F32 ? LIMBS_F32 : LIMBS_F64));
@@ -611,6 +635,8 @@ static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *jo
 			default: return PIPE_SUM_ATOMIC_U64; /* atomic_tail_for: no other sum */
 			}
 		}
+		if (job->op == VKR_OP_PROD)
+			return PIPE_PROD_EXPONENTS + job->dtype - VKR_DTYPE_I32; /* integers only */
 		return PIPE_EXTREME + job->dtype * 2 + (job->op == VKR_OP_MAX);
 	}
 	if (job->op == VKR_OP_COUNT)
@@ -1284,12 +1310,49 @@ static vkr_value decode_limbs(const struct kern_job *job, const void *area)
 	return v;
 }
 
+/* The value of a product by exponents (reduce.comp's ATOMIC_PROD): (+-1) * 5^e << t modulo
+ * 2^k, or 0 where the powers of two add up to k or more. */
+static vkr_value decode_exponents(const struct kern_job *job, const void *area)
+{
+	bool wide = dtype_size(job->dtype) == 8;
+	unsigned bits = wide ? 64 : 32;
+	uint64_t mask = wide ? UINT64_MAX : UINT32_MAX;
+	uint64_t word[EXPONENT_WORDS];
+	const unsigned char *at = area;
+	for (unsigned k = 0; k < EXPONENT_WORDS; k++) {
+		if (wide) {
+			memcpy(&word[k], at + 8 * k, 8);
+		} else {
+			uint32_t w;
+			memcpy(&w, at + 8 * k, 4);
+			word[k] = w;
+		}
+	}
+	uint64_t e = word[0] & (mask >> 2), twos = word[1], product = 0;
+	if (twos < bits) {
+		uint64_t power = 1, base = 5; /* 5^e by squaring, modulo 2^64 then masked */
+		for (; e; e >>= 1, base *= base)
+			if (e & 1)
+				power *= base;
+		product = (word[2] & 1 ? 0 - power : power) << twos & mask;
+	}
+	vkr_value v;
+	memset(&v, 0, sizeof(v));
+	if (wide)
+		v.u64 = product;
+	else
+		v.u32 = (uint32_t)product;
+	return v;
+}
+
 vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, const void *slot)
 {
 	if (kern_result_by_atomics(gpu, job) && (job->op == VKR_OP_MIN || job->op == VKR_OP_MAX))
 		return decode_ordered(job, slot);
 	if (limb_sum(gpu, job))
 		return decode_limbs(job, slot);
+	if (product_exponents(gpu, job))
+		return decode_exponents(job, slot);
 	vkr_value v;
 	memset(&v, 0, sizeof(v));
 	if (job->kind == KERN_REDUCE && job->op == VKR_OP_COUNT) {

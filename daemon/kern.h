@@ -122,14 +122,15 @@ vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, 
 
 /* Whether the job's workgroups take their values into its result area by atomics (an atomic
  * tail: kern_atomic_sums32(), kern_atomic_sums(), kern_atomic_extremes(),
- * kern_float_limb_sums()), a few atomics per workgroup: keep such an area in device-local
+ * kern_float_limb_sums(), kern_product_exponents()), a few atomics per workgroup: keep such an area in device-local
  * memory (upload memory on a device with resizable BAR), as atomics on host RAM cross the
  * bus one by one. */
 bool kern_result_by_atomics(const struct gpu *gpu, const struct kern_job *job);
 
 /* Bytes of a reduction's result area at kern_job.dst (zeroed by the caller, 8-byte aligned):
- * 8, or for a float sum by limbs (kern_float_limb_sums) its flags, the limbs it reached and
- * the limbs: 88 bytes for f32, 544 for f64 (at most KERN_RESULT_MAX_BYTES). */
+ * 8; 24 for a product by exponents (kern_product_exponents); for a float sum by limbs
+ * (kern_float_limb_sums) its flags, the limbs it reached and the limbs: 88 bytes for f32,
+ * 544 for f64 (at most KERN_RESULT_MAX_BYTES). */
 #define KERN_RESULT_MAX_BYTES 544u
 uint64_t kern_result_bytes(const struct gpu *gpu, const struct kern_job *job);
 
@@ -227,6 +228,14 @@ bool kern_atomic_sums32(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
  * tails fold them in order with a rounding at each step: the last bits may differ. */
 bool kern_float_limb_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
+/* Whether one-dispatch products of this integer dtype run by exponents (reduce.comp's
+ * ATOMIC_VALUE with ATOMIC_PROD): where info.reduce_product_exponents
+ * (VKR_REDUCE_INT_PROD=exponents) and the atomic tails run. Each workgroup takes its partial
+ * apart into 2^t * (+-1) * 5^e and adds t and e and XORs the sign into the result area by
+ * posted atomics; the host multiplies them out again (kern_result_decode). The same bits as
+ * the ordered fold: products modulo 2^k do not depend on the order. */
+bool kern_product_exponents(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+
 /* Whether one-dispatch sums of this dtype run by atomics (reduce.comp's ATOMIC_VALUE with
  * ATOMIC_SUM): i64 and u64, where info.reduce_atomic_tails. Each workgroup adds its sum to the
  * result slot by one atomic; no partials. Wrapping sums of integers
@@ -241,8 +250,8 @@ bool kern_atomic_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 /* Whether kern.c ever records the atomic-tail pipeline src on this device (gpu.c builds only
- * those): by kern_atomic_sums32(), kern_atomic_sums(), kern_atomic_extremes() or
- * kern_float_limb_sums() for its op and dtype. */
+ * those): by kern_atomic_sums32(), kern_atomic_sums(), kern_atomic_extremes(),
+ * kern_float_limb_sums() or kern_product_exponents() for its op and dtype. */
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src);
 
 #endif /* VKR_KERN_H */

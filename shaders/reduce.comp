@@ -152,6 +152,75 @@ const bool ATOMIC_SUM = OP == 0u;
 #else
 const bool ATOMIC_SUM = false;
 #endif
+#if defined(DTYPE_I32) || defined(DTYPE_U32) || defined(DTYPE_I64) || defined(DTYPE_U64)
+// Products of integers by exponents (VKR_REDUCE_INT_PROD=exponents; kern.c builds the
+// product pipelines of the integer dtypes only where it is set). A product modulo 2^k has
+// no atomic, but every x modulo 2^k is 2^t * (+-1) * 5^e (the odd residues are the group
+// {+-1} x <5>, 5 of order 2^(k-2)): multiplying adds the t, adds the e modulo 2^(k-2) and
+// XORs the signs, which atomics do in any order. Each workgroup takes its partial apart
+// and posts three atomics to its result area: an add of e to word 0, of t to word 1 (k for
+// a zero partial), and an XOR of the sign into word 2 (words of the dtype's width). The
+// host puts the product together again (kern.c's decode_exponents): 0 where the t add up
+// to k or more, else ((+-1) * 5^e) << t. A partial 2^t * u knows its odd part u only modulo
+// 2^(k-t), which is all the product needs modulo 2^(k - sum of t). The bits are those of the
+// ordered fold: the product modulo 2^k is the same in any order.
+const bool ATOMIC_PROD = OP == 1u;
+#if defined(DTYPE_I32) || defined(DTYPE_U32)
+#define WORD uint
+#define WORD_BITS 32
+#define SLOT 2u
+#define INVERSE_OF_5 0xcccccccdu
+#else
+#define WORD uint64_t
+#define WORD_BITS 64
+#define SLOT 1u
+#define INVERSE_OF_5 0xcccccccccccccccdul
+#endif
+// The three words in 8-byte slots, whatever their width: index k * SLOT.
+layout(buffer_reference, scalar, buffer_reference_align = 8) buffer ExponentWords { WORD v[]; };
+
+// The e of an odd y = 1 (mod 4) with 5^e = y: bit i of y * 5^-(the bits found so far) says
+// whether 5^(2^(i-2)), which is 1 + 2^i modulo 2^(i+1), is a factor; k - 2 steps.
+WORD log_base_5(WORD y)
+{
+	WORD e = WORD(0u), q = INVERSE_OF_5; // 5^-(2^(i-2)) at step i
+	for (uint i = 2u; i < uint(WORD_BITS); i++) {
+		if (((y >> i) & WORD(1u)) != WORD(0u)) {
+			y *= q;
+			e |= WORD(1u) << (i - 2u);
+		}
+		q *= q;
+	}
+	return e;
+}
+
+void post_exponents(uvec2 dst, ACC r)
+{
+	ExponentWords words = ExponentWords(dst);
+	WORD x = WORD(r);
+	if (x == WORD(0u)) {
+		atomicAdd(words.v[SLOT], WORD(uint(WORD_BITS)));
+		return;
+	}
+#if WORD_BITS == 32
+	uint t = uint(findLSB(x));
+#else
+	uvec2 halves = unpackUint2x32(x);
+	uint t = halves.x != 0u ? uint(findLSB(halves.x)) : 32u + uint(findLSB(halves.y));
+#endif
+	WORD u = x >> t;
+	bool negative = (u & WORD(3u)) == WORD(3u);
+	if (negative)
+		u = WORD(0u) - u;
+	atomicAdd(words.v[0], log_base_5(u));
+	if (t != 0u)
+		atomicAdd(words.v[SLOT], WORD(t));
+	if (negative)
+		atomicXor(words.v[2u * SLOT], WORD(1u));
+}
+#else
+const bool ATOMIC_PROD = false;
+#endif
 #if defined(DTYPE_I32) || defined(DTYPE_U32) || defined(DTYPE_F32)
 #define ORDERED uint
 #define ORDERED_SIGN 0x80000000u
@@ -656,6 +725,11 @@ void main()
 #elif defined(ATOMIC_VALUE)
 		if (lid == 0u) {
 			ExtremeWord slot = ExtremeWord(pc.dst);
+#if defined(DTYPE_I32) || defined(DTYPE_U32) || defined(DTYPE_I64) || defined(DTYPE_U64)
+			if (ATOMIC_PROD)
+				post_exponents(pc.dst, r);
+			else
+#endif
 			if (ATOMIC_SUM)
 				atomicAdd(slot.v, ordered_from(r));
 			else

@@ -555,6 +555,9 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 	size_t one_pipelines[WAYS] = { 0 }, atomic_pipelines[WAYS] = { 0 };
 	for (uint32_t i = 0; i < kern_pipeline_count(); i++) {
 		const struct kern_pipeline_source *src = kern_pipeline_source(i);
+		/* Every index of the table is a pipeline: no gap between its ranges. */
+		assert_non_null(src->name);
+		assert_non_null(src->code);
 		for (size_t w = 0; w < WAYS; w++) {
 			bool available = src->one_dispatch && gpu_pipeline_available(gpus[w], i);
 			*(src->atomic_tail ? &atomic_pipelines[w] : &one_pipelines[w]) += available;
@@ -1005,6 +1008,68 @@ static void test_reduce_float_sums_by_limbs(void **state)
 	harness_gpu_done(limbs);
 }
 
+/* Products of integers by exponents (VKR_REDUCE_INT_PROD=exponents): LIMB_N ones but the
+ * values at workgroup places (as the limb sums' arrays), against the product wrapped. */
+static void check_product_of(struct gpu *on, vkr_dtype dtype, const uint64_t *values, size_t count)
+{
+	size_t size = proto_dtype_size(dtype);
+	unsigned char *data = malloc(LIMB_N * size);
+	assert_non_null(data);
+	for (size_t i = 0; i < LIMB_N; i++) {
+		uint64_t one = 1;
+		memcpy(data + i * size, &one, size); /* little-endian: the low bytes */
+	}
+	uint64_t want = 1;
+	const unsigned places[] = { 0, 3, 5, 10, 20, 24 };
+	assert_true(count <= 6);
+	for (size_t k = 0; k < count; k++) {
+		memcpy(data + first_element_of_workgroup(dtype, places[k]) * size, &values[k], size);
+		want *= values[k];
+	}
+	if (size == 4)
+		want &= UINT32_MAX;
+	struct host_job job = { .kind = KERN_REDUCE, .op = VKR_OP_PROD, .dtype = dtype, .input = data, .n = LIMB_N };
+	harness_run(on, &job, 1);
+	uint64_t got = size == 4 ? job.result.u32 : job.result.u64;
+	if (got != want)
+		fail_msg("prod %s: got %#llx, want %#llx", proto_dtype_name(dtype), (unsigned long long)got,
+			 (unsigned long long)want);
+	free(data);
+}
+
+static void test_reduce_integer_products_by_exponents(void **state)
+{
+	(void)state;
+	struct gpu *exps = harness_gpu_with_env("VKR_REDUCE_INT_PROD", "exponents");
+	const struct gpu_info *info = gpu_get_info(exps);
+	bool on = kern_product_exponents(info, VKR_DTYPE_I32, VKR_OP_PROD);
+	assert_true(on == info->reduce_atomic_tails);
+	assert_false(kern_product_exponents(info, VKR_DTYPE_F32, VKR_OP_PROD));
+	assert_false(kern_product_exponents(info, VKR_DTYPE_I32, VKR_OP_SUM));
+	assert_false(kern_product_exponents(gpu_get_info(gpu), VKR_DTYPE_I32, VKR_OP_PROD)); /* off by default */
+	if (!on)
+		print_message("no products by exponents on this device: their checks run on the partials' tails\n");
+	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_PROD, .dtype = VKR_DTYPE_U64, .n = LIMB_N };
+	assert_int_equal(kern_result_bytes(exps, &probe), on && gpu_supports_dtype(exps, VKR_DTYPE_U64) ? 24 : 8);
+	for (unsigned d = VKR_DTYPE_I32; d <= VKR_DTYPE_U64; d++) {
+		if (!gpu_supports_dtype(exps, d))
+			continue;
+		check_op_dtype_on(exps, VKR_OP_PROD, d);
+		/* Odd factors of both residues mod 4 (the signs), large odd factors that wrap,
+		 * powers of two that add up to just under the width and to the width (0), a zero. */
+		check_product_of(exps, d, (const uint64_t[]){ 3, (uint64_t)-5, 7 }, 3);
+		check_product_of(exps, d, (const uint64_t[]){ 0xdeadbeefu, 0x12345679u, 0xfffffffdu, 0x9e3779b97f4a7c15ull,
+							     0xc2b2ae3d27d4eb4full, 11 }, 6);
+		check_product_of(exps, d, (const uint64_t[]){ 6, 10, (uint64_t)1 << 20, 12 }, 4);
+		unsigned half = (unsigned)proto_dtype_size(d) * 4;
+		check_product_of(exps, d, (const uint64_t[]){ (uint64_t)3 << (half - 1), (uint64_t)5 << (half - 1) }, 2);
+		check_product_of(exps, d, (const uint64_t[]){ (uint64_t)1 << half, (uint64_t)1 << half, 3 }, 3);
+		check_product_of(exps, d, (const uint64_t[]){ 0, 3, 5 }, 3);
+		check_product_of(exps, d, (const uint64_t[]){ (uint64_t)-1, (uint64_t)-1, (uint64_t)-1 }, 3);
+	}
+	harness_gpu_done(exps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1032,6 +1097,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_count_edge_values_match_reference),
 		cmocka_unit_test(test_reduce_float_zeros_and_infinities_in_one_dispatch),
 		cmocka_unit_test(test_reduce_float_sums_by_limbs),
+		cmocka_unit_test(test_reduce_integer_products_by_exponents),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
