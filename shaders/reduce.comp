@@ -147,7 +147,8 @@ layout(buffer_reference, scalar, buffer_reference_align = 8) buffer Sum32Slot { 
 #error "min and max by atomics: integers, and floats compared by keys"
 #endif
 #if defined(DTYPE_I64) || defined(DTYPE_U64)
-// OP is a specialization constant: gpu.c builds the sum pipelines of these dtypes only.
+// OP is a specialization constant: kern.c describes the sum and product pipelines of these
+// dtypes, besides min and max.
 const bool ATOMIC_SUM = OP == 0u;
 #else
 const bool ATOMIC_SUM = false;
