@@ -303,18 +303,21 @@ struct series_buffers {
 	unsigned chunks;
 	uint64_t chunk_bytes;
 	struct gpu_buffer check, scratch, staging; /* staging: one chunk */
-	/* The reductions' result area: mapped, to be zeroed before each run, and device-local
-	 * where upload memory is, as the atomic tails want it (kern_result_by_atomics). */
-	struct gpu_buffer slot;
+	/* The reductions' result areas, mapped, to be zeroed before each run, where the daemon
+	 * keeps them: slot device-local where upload memory is, as the atomic tails want it
+	 * (kern_result_by_atomics), folded in host RAM (readback memory), as the partials the
+	 * host folds want it (kern_result_by_host_fold) and every other result slot has it. */
+	struct gpu_buffer slot, folded;
 	void *host;
 };
 
 /* The job of a series over its buffers. An array larger than one chunk lists its chunks as
  * parts, written to parts (BENCH_MAX_CHUNKS entries, which must outlive the recording); one
  * that fits a chunk is a plain job (part_count 0), as it was before arrays spanned buffers. A
- * reduction's result slot is sb->slot. */
-static struct kern_job series_job(const struct series_buffers *sb, enum kern_kind kind, vkr_op op,
-				  vkr_dtype dtype, uint64_t n, bool exclusive, struct kern_part *parts)
+ * reduction's result area is sb->folded where the host folds its partials, else sb->slot
+ * (series_result_map). */
+static struct kern_job series_job(const struct gpu *gpu, const struct series_buffers *sb, enum kern_kind kind,
+				  vkr_op op, vkr_dtype dtype, uint64_t n, bool exclusive, struct kern_part *parts)
 {
 	struct kern_job job = {
 		.kind = kind, .op = op, .dtype = dtype, .cmp = VKR_CMP_GT, .n = n, /* count: x > 0 */
@@ -322,6 +325,8 @@ static struct kern_job series_job(const struct series_buffers *sb, enum kern_kin
 		.src = sb->in[0].address, .dst = kind == KERN_REDUCE ? sb->slot.address : sb->out[0].address,
 		.scratch = sb->scratch.address,
 	};
+	if (kind == KERN_REDUCE && kern_result_by_host_fold(gpu, &job))
+		job.dst = sb->folded.address;
 	uint64_t chunk_n = sb->chunk_bytes / proto_dtype_size(dtype);
 	if (n <= chunk_n)
 		return job;
@@ -353,7 +358,7 @@ static uint64_t series_scratch_bytes(const struct gpu *gpu, const struct options
 					continue;
 				for (int k = o->min_log2; k <= o->max_log2; k++) {
 					struct kern_part parts[BENCH_MAX_CHUNKS];
-					struct kern_job job = series_job(sb, kind ? KERN_SCAN : KERN_REDUCE, op, d,
+					struct kern_job job = series_job(gpu, sb, kind ? KERN_SCAN : KERN_REDUCE, op, d,
 									 (uint64_t)1 << k, o->exclusive, parts);
 					uint64_t bytes = kern_scratch_bytes(gpu, &job);
 					if (bytes > scratch)
@@ -376,6 +381,7 @@ static void series_buffers_free(struct gpu *gpu, struct series_buffers *sb)
 	gpu_buffer_destroy(gpu, &sb->scratch);
 	gpu_buffer_destroy(gpu, &sb->staging);
 	gpu_buffer_destroy(gpu, &sb->slot);
+	gpu_buffer_destroy(gpu, &sb->folded);
 	free(sb->host);
 	sb->host = NULL;
 }
@@ -425,7 +431,9 @@ static int series_buffers_alloc(struct gpu *gpu, const struct options *o, struct
 	if (rc == 0)
 		rc = gpu_buffer_create(gpu, check_n * esize, GPU_MEMORY_READBACK, &sb->check);
 	if (rc == 0)
-		rc = gpu_buffer_create(gpu, KERN_RESULT_MAX_BYTES, GPU_MEMORY_UPLOAD, &sb->slot);
+		rc = gpu_buffer_create(gpu, kern_result_max_bytes(gpu), GPU_MEMORY_UPLOAD, &sb->slot);
+	if (rc == 0)
+		rc = gpu_buffer_create(gpu, kern_result_max_bytes(gpu), GPU_MEMORY_READBACK, &sb->folded);
 	/* The jobs' parts name the chunks' addresses, so the scratch is sized once they exist. */
 	if (rc == 0)
 		rc = gpu_buffer_create(gpu, series_scratch_bytes(gpu, o, sb), GPU_MEMORY_DEVICE, &sb->scratch);
@@ -467,6 +475,27 @@ static bool print_times;
 
 /* copy_gbs: the copy kernel's rate on one whole chunk; same_gbs: its rate moving as many bytes
  * as this row; read_gbs: the read kernel's over the row's array (0 where not measured). */
+/* What the host spends turning a reduction's result area into its value (kern_result_decode):
+ * the first decode after the GPU wrote the area (its reads miss the CPU's caches, or cross
+ * the bus where the area is device memory), then the mean of 1000 more. Printed, not in the
+ * CSV: it adds to the latency of a request in the daemon, not to the GPU's time. */
+static void report_decode(const struct gpu *gpu, const struct kern_job *job, const void *area)
+{
+	struct timespec t0, t1, t2;
+	volatile uint64_t sink = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sink ^= kern_result_decode(gpu, job, area).u64;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	for (int r = 0; r < 1000; r++)
+		sink ^= kern_result_decode(gpu, job, area).u64;
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	(void)sink;
+	printf("  decoded on the host: %lld ns the first time, then %.0f ns (%s)\n", (long long)elapsed_ns(&t0, &t1),
+	       (double)elapsed_ns(&t1, &t2) / 1000.0,
+	       kern_result_by_host_fold(gpu, job) ? "partials folded, host RAM"
+	       : kern_result_by_atomics(gpu, job) ? "atomics' area, upload memory" : "result slot, host RAM");
+}
+
 static void report(const char *kind, const char *op, vkr_dtype dtype, uint64_t n, double us,
 		   double bytes, double copy_gbs, double same_gbs, double read_gbs)
 {
@@ -599,7 +628,7 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 			for (int k = o->min_log2; k <= o->max_log2 && rc == 0; k++) {
 				uint64_t n = (uint64_t)1 << k;
 				struct kern_part parts[BENCH_MAX_CHUNKS]; /* read by kern_record() */
-				struct kern_job job = series_job(sb, kind ? KERN_SCAN : KERN_REDUCE, op, dtype, n,
+				struct kern_job job = series_job(gpu, sb, kind ? KERN_SCAN : KERN_REDUCE, op, dtype, n,
 								 o->exclusive, parts);
 				char msg[256];
 				rc = kern_validate(gpu, &job, msg, sizeof(msg));
@@ -612,7 +641,8 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				double same_gbs = copy_gbs_moving(gpu, o, sb, traffic);
 				double read_gbs = kind ? 0 : read_gbs_over(gpu, o, sb, traffic);
 				double us = 0;
-				struct job_ctx ctx = { .job = &job, .slot_map = sb->slot.map };
+				void *area = job.dst == sb->folded.address ? sb->folded.map : sb->slot.map;
+				struct job_ctx ctx = { .job = &job, .slot_map = area };
 				rc = time_median(gpu, o->reps, record_job, &ctx, &us);
 				if (rc < 0)
 					break;
@@ -640,7 +670,9 @@ static int bench_dtype(struct gpu *gpu, const struct options *o, struct series_b
 				bool ok = kind ? parallel_scan_check(op, dtype, o->exclusive, host, n, check->map, why,
 								sizeof(why))
 					       : ref_reduce_check(op, dtype, job.cmp, job.cmp_value, host, n,
-								  kern_result_decode(gpu, &job, sb->slot.map), why, sizeof(why));
+								  kern_result_decode(gpu, &job, area), why, sizeof(why));
+				if (ok && !kind)
+					report_decode(gpu, &job, area);
 				if (!ok) {
 					fprintf(stderr, "vkreduce-bench: WRONG RESULT %s %s %s n=%llu: %s\n",
 						kind_name, proto_op_name(op),
@@ -803,7 +835,7 @@ int main(int argc, char **argv)
 		fprintf(csv, "kind,op,dtype,n,us,gbs,of_copy,of_copy_same_bytes,of_read_same_bytes\n");
 	}
 	printf("device: %s (%s), subgroup %u, reduce workgroups %u, "
-	       "reduce tree: %s, reduce partials: %s%s%s%s, copy workgroups %u, timestamp period %.3f ns, "
+	       "reduce tree: %s, reduce partials: %s%s%s%s%s, copy workgroups %u, timestamp period %.3f ns, "
 	       "scan: %s, single-pass tiles: %s (taken %s), tile scan: %s, subnormals f32/f64: %s/%s\n",
 	       info->name, info->type, info->subgroup_size, info->reduce_workgroups,
 	       info->reduce_subgroup_tree ? "subgroup" : "shared",
@@ -814,6 +846,8 @@ int main(int argc, char **argv)
 	       info->reduce_atomic_tails && info->reduce_float_limbs ? ", nor for float sums (limbs)" : "",
 	       info->reduce_atomic_tails && info->reduce_product_exponents ? ", nor for integer products (exponents)"
 									    : "",
+	       info->reduce_atomic_tails && info->reduce_host_fold ? "; the other sums and products' folded by the host"
+								   : "",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,
 	       info->scan_single_pass ? "single-pass" :

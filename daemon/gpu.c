@@ -613,6 +613,8 @@ static void read_info(struct gpu *gpu)
 	info->reduce_float_limbs = float_sum && strcmp(float_sum, "limbs") == 0;
 	const char *int_prod = getenv("VKR_REDUCE_INT_PROD");
 	info->reduce_product_exponents = int_prod && strcmp(int_prod, "exponents") == 0;
+	const char *fold = getenv("VKR_REDUCE_FOLD");
+	info->reduce_host_fold = fold && strcmp(fold, "host") == 0;
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)
@@ -750,6 +752,8 @@ static bool pipeline_wanted(const struct gpu *gpu, const struct kern_pipeline_so
 		return false; /* VKR_REDUCE=two-pass */
 	if (src->atomic_tail && !kern_atomic_tail_used(&gpu->info, src))
 		return false; /* no 64-bit buffer atomics, a VKR_REDUCE mode, or kern never picks it */
+	if (src->host_fold && !kern_host_fold(&gpu->info, src->dtype, src->op))
+		return false; /* as the atomic tails, and only with VKR_REDUCE_FOLD=host */
 	if (src->spread_jobs && !kern_small_jobs_spread(&gpu->info))
 		return false; /* built with the subgroup tree only: kern gives every small job one workgroup */
 	if (src->device_single_pass &&

@@ -51,9 +51,12 @@ enum {
 	/* One-dispatch products of integers by exponents (reduce.comp's ATOMIC_VALUE,
 	 * ATOMIC_PROD): + dtype - VKR_DTYPE_I32, for i32, u32, i64 and u64. */
 	PIPE_PROD_EXPONENTS,
+	/* One-dispatch sums and products whose partials the host folds (reduce.comp's
+	 * HOST_FOLD): + dtype * 2 + (op == prod). */
+	PIPE_HOST_FOLD = PIPE_PROD_EXPONENTS + 4,
 	/* One-dispatch min and max by atomics (reduce.comp's ATOMIC_VALUE): + dtype * 2 +
 	 * (op == max). */
-	PIPE_EXTREME = PIPE_PROD_EXPONENTS + 4,
+	PIPE_EXTREME = PIPE_HOST_FOLD + VKR_DTYPE_COUNT_ * 2,
 	PIPE_SCAN_REDUCE = PIPE_EXTREME + VKR_DTYPE_COUNT_ * 2,                                      /* + dtype * 4 + op */
 	PIPE_SCAN_TOTALS = PIPE_SCAN_REDUCE + VKR_DTYPE_COUNT_ * SCALAR_OPS,
 	PIPE_SCAN_APPLY = PIPE_SCAN_TOTALS + VKR_DTYPE_COUNT_ * SCALAR_OPS, /* + (.. )*2 + excl */
@@ -87,23 +90,26 @@ enum {
 enum {
 	K_REDUCE, K_COUNT, K_SCAN_REDUCE, K_SCAN_TOTALS, K_SCAN_APPLY, K_SCAN_CHAINED,
 	K_REDUCE_SUMMED, K_COUNT_SUMMED, K_REDUCE_ATOMIC, K_REDUCE_SPREAD, K_COUNT_SPREAD, K_REDUCE_LIMBS,
-	K_KERNELS
+	K_REDUCE_HOSTFOLD, K_KERNELS
 };
 static const char *const kernel_names[K_KERNELS] = {
 	"reduce", "count", "scan_reduce", "scan_totals", "scan_apply", "scan_chained",
 	"reduce_summed", "count_summed", "reduce_atomic", "reduce_spread", "count_spread", "reduce_limbs",
+	"reduce_hostfold",
 };
 static const uint32_t *const kernel_code[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE(reduce), DTYPE_TABLE(count), DTYPE_TABLE(scan_reduce),
 	DTYPE_TABLE(scan_totals), DTYPE_TABLE(scan_apply), DTYPE_TABLE(scan_chained),
 	INT32_TABLE(reduce_summed), DTYPE_TABLE(count_summed), DTYPE_TABLE(reduce_atomic),
 	DTYPE_TABLE(reduce_spread), DTYPE_TABLE(count_spread), FLOAT_TABLE(reduce_limbs),
+	DTYPE_TABLE(reduce_hostfold),
 };
 static const size_t *const kernel_size[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES(reduce), DTYPE_SIZES(count), DTYPE_SIZES(scan_reduce),
 	DTYPE_SIZES(scan_totals), DTYPE_SIZES(scan_apply), DTYPE_SIZES(scan_chained),
 	INT32_SIZES(reduce_summed), DTYPE_SIZES(count_summed), DTYPE_SIZES(reduce_atomic),
 	DTYPE_SIZES(reduce_spread), DTYPE_SIZES(count_spread), FLOAT_SIZES(reduce_limbs),
+	DTYPE_SIZES(reduce_hostfold),
 };
 
 static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
@@ -111,12 +117,14 @@ static const uint32_t *const kernel_code_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_TABLE_DP(scan_totals), DTYPE_TABLE_DP(scan_apply), DTYPE_TABLE_DP(scan_chained),
 	DTYPE_NONE, DTYPE_TABLE_DP(count_summed), DTYPE_NONE,
 	DTYPE_TABLE_DP(reduce_spread), DTYPE_TABLE_DP(count_spread), DTYPE_NONE,
+	DTYPE_TABLE_DP(reduce_hostfold),
 };
 static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(reduce), DTYPE_SIZES_DP(count), DTYPE_SIZES_DP(scan_reduce),
 	DTYPE_SIZES_DP(scan_totals), DTYPE_SIZES_DP(scan_apply), DTYPE_SIZES_DP(scan_chained),
 	DTYPE_NONE, DTYPE_SIZES_DP(count_summed), DTYPE_NONE,
 	DTYPE_SIZES_DP(reduce_spread), DTYPE_SIZES_DP(count_spread), DTYPE_NONE,
+	DTYPE_SIZES_DP(reduce_hostfold),
 };
 
 static uint64_t dtype_size(vkr_dtype dtype)
@@ -175,11 +183,12 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	bool atomic = kernel == K_REDUCE_SUMMED || kernel == K_COUNT_SUMMED || kernel == K_REDUCE_ATOMIC ||
 		      kernel == K_REDUCE_LIMBS;
 	bool spread = kernel == K_REDUCE_SPREAD || kernel == K_COUNT_SPREAD;
+	bool host_fold = kernel == K_REDUCE_HOSTFOLD;
 	bool count = kernel == K_COUNT || kernel == K_COUNT_SUMMED || kernel == K_COUNT_SPREAD;
-	bool reduction = kernel == K_REDUCE || count || atomic || spread;
+	bool reduction = kernel == K_REDUCE || count || atomic || spread || host_fold;
 	snprintf(source_names[index], sizeof(source_names[index]), "%s_%s%s%s%s%s", kernel_names[kernel],
 		 dtype_names[dtype], count ? "" : "_", count ? "" : op_names[op], exclusive ? "_excl" : "",
-		 !variant || atomic ? "" : reduction ? "_one" : "_staged");
+		 !variant || atomic || host_fold ? "" : reduction ? "_one" : "_staged");
 	s->name = source_names[index];
 	s->code = kernel_code[kernel][dtype];
 	s->size = *kernel_size[kernel][dtype];
@@ -206,6 +215,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->one_dispatch = reduction && variant;
 	s->spread_jobs = spread;
 	s->atomic_tail = atomic;
+	s->host_fold = host_fold;
 	s->counts = count;
 	s->accumulator_bytes = s->reduction ? accumulator_bytes(count, dtype) : 0;
 	s->dtype = dtype;
@@ -258,6 +268,8 @@ const struct kern_pipeline_source *kern_pipeline_source(size_t index)
 		for (unsigned d = VKR_DTYPE_I32; d <= VKR_DTYPE_U64; d++)
 			describe(PIPE_PROD_EXPONENTS + d - VKR_DTYPE_I32, K_REDUCE_ATOMIC, d, VKR_OP_PROD, 0, 1);
 		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+			describe(PIPE_HOST_FOLD + d * 2, K_REDUCE_HOSTFOLD, d, VKR_OP_SUM, 0, 1);
+			describe(PIPE_HOST_FOLD + d * 2 + 1, K_REDUCE_HOSTFOLD, d, VKR_OP_PROD, 0, 1);
 			describe(PIPE_EXTREME + d * 2, K_REDUCE_ATOMIC, d, VKR_OP_MIN, 0, 1);
 			describe(PIPE_EXTREME + d * 2 + 1, K_REDUCE_ATOMIC, d, VKR_OP_MAX, 0, 1);
 		}
@@ -571,6 +583,24 @@ bool kern_result_by_atomics(const struct gpu *gpu, const struct kern_job *job)
 	return one_dispatch(gpu, job) && atomic_tail_for(&gpu->info, job->dtype, job->op);
 }
 
+bool kern_host_fold(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
+{
+	return info->reduce_atomic_tails && info->reduce_host_fold && (op == VKR_OP_SUM || op == VKR_OP_PROD) &&
+	       !atomic_tail_for(info, dtype, op);
+}
+
+bool kern_result_by_host_fold(const struct gpu *gpu, const struct kern_job *job)
+{
+	return one_dispatch(gpu, job) && kern_host_fold(&gpu->info, job->dtype, job->op);
+}
+
+/* A one-dispatch reduction whose workgroups need no last one to fold their values: an atomic
+ * tail, or partials the host folds. No arrival word, no partials in the scratch or table. */
+static bool no_last_workgroup(const struct gpu *gpu, const struct kern_job *job)
+{
+	return kern_result_by_atomics(gpu, job) || kern_result_by_host_fold(gpu, job);
+}
+
 /* A float sum by limbs: its result area is a flags word, a word of the limbs reached, then
  * the limbs (reduce.comp's LIMB_SUM). The last limb a finite f32 reaches is 8 (bits up to
  * 253 + 24), an f64's 65 (2045 + 53 + 31 bits, in 32-bit pieces). */
@@ -593,8 +623,17 @@ static bool product_exponents(const struct gpu *gpu, const struct kern_job *job)
 	return job->op == VKR_OP_PROD && kern_result_by_atomics(gpu, job);
 }
 
+/* Pass 0's grid where the array starts 16-byte aligned: the most workgroups its size can
+ * have (a head of scalars only takes vectors away), known before its address is. */
+static uint32_t most_groups(const struct gpu *gpu, const struct kern_job *job)
+{
+	return plan_reduce(gpu, job, (struct kern_part){ .n = job->n }).groups;
+}
+
 uint64_t kern_result_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
+	if (kern_result_by_host_fold(gpu, job))
+		return most_groups(gpu, job) * reduce_acc_bytes(job);
 	if (product_exponents(gpu, job))
 		return 8 * EXPONENT_WORDS;
 	if (!limb_sum(gpu, job))
@@ -602,11 +641,18 @@ uint64_t kern_result_bytes(const struct gpu *gpu, const struct kern_job *job)
 	return 8 * (LIMB_FIRST + (job->dtype == VKR_DTYPE_F32 ? LIMBS_F32 : LIMBS_F64));
 }
 
+uint64_t kern_result_max_bytes(const struct gpu *gpu)
+{
+	uint64_t folded = (uint64_t)gpu->info.reduce_workgroups * 8;
+	uint64_t limbs = 8 * (LIMB_FIRST + LIMBS_F64);
+	return folded > limbs ? folded : limbs;
+}
+
 /* A one-dispatch reduction whose partials are flagged in the table (reduce.comp's
  * FLAGGED_PARTIALS), not fenced in the scratch. */
 static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
 {
-	return one_dispatch(gpu, job) && !kern_result_by_atomics(gpu, job) &&
+	return one_dispatch(gpu, job) && !no_last_workgroup(gpu, job) &&
 	       kern_flagged_partials(&gpu->info, (unsigned)reduce_acc_bytes(job));
 }
 
@@ -622,6 +668,8 @@ static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
  * has one: integer sums, min and max by atomics) or the others' (0, 1 and 2). */
 static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *job, bool one)
 {
+	if (one && kern_result_by_host_fold(gpu, job))
+		return PIPE_HOST_FOLD + job->dtype * 2 + (job->op == VKR_OP_PROD);
 	if (one && kern_result_by_atomics(gpu, job)) {
 		if (job->op == VKR_OP_COUNT)
 			return PIPE_COUNT_SUMMED + job->dtype;
@@ -693,7 +741,7 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (is_small(job))
 		return 0; /* its workgroups' partials, if it has several, are in the table */
-	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || kern_result_by_atomics(gpu, job)))
+	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || no_last_workgroup(gpu, job)))
 		return 0; /* its partials are in the command buffer's table, or it has none */
 	if (job->kind == KERN_REDUCE)
 		return align16(reduce_partials(gpu, job) * reduce_acc_bytes(job));
@@ -922,7 +970,7 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 		if (one) {
 			p.pass_index = 3;
 			split(p.dst, job->dst);
-			if (!kern_result_by_atomics(rec->gpu, job)) {
+			if (!no_last_workgroup(rec->gpu, job)) {
 				split(p.partials, flagged_partials(rec->gpu, job) ? rec->flagged : partials);
 				split(p.counter, rec->counters);
 				rec->counters += ARRIVAL_WORD_BYTES;
@@ -1090,7 +1138,7 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 			small_entry_bytes += l.entry_bytes;
 			small_tails += l.tail_bytes;
 		}
-		counters += one_dispatch(gpu, &jobs[i]) && !kern_result_by_atomics(gpu, &jobs[i]);
+		counters += one_dispatch(gpu, &jobs[i]) && !no_last_workgroup(gpu, &jobs[i]);
 		flagged += flagged_bytes(gpu, &jobs[i]);
 	}
 	if (small || counters) {
@@ -1345,8 +1393,77 @@ static vkr_value decode_exponents(const struct kern_job *job, const void *area)
 	return v;
 }
 
+/* Partials folded on the host (reduce.comp's HOST_FOLD) in the order and tree of the GPU's
+ * fold of them (pass 1, or pass 3's last workgroup): invocation i of one workgroup folds the
+ * partials i, i + WG_SIZE, ... in turn, the xor butterfly of reduce.comp's workgroup_reduce
+ * combines each subgroup's lanes (lane 0 ends with ((l0 l1) (l2 l3)) ..., pairwise, as every
+ * operator here is commutative), and invocation 0 folds the subgroups' values in order. The
+ * same bits as on the GPU, but where a partial or a step is subnormal and the device flushes
+ * it: the host keeps subnormals. */
+#define FOLD_ON_HOST(T, OP, NEUTRAL, partials, groups, subgroup, out)                               \
+	do {                                                                                     \
+		T lane_[WG_SIZE];                                                                \
+		for (uint32_t i_ = 0; i_ < WG_SIZE; i_++) {                                      \
+			T a_ = (NEUTRAL);                                                        \
+			for (uint32_t g_ = i_; g_ < (groups); g_ += WG_SIZE) {                   \
+				T p_;                                                            \
+				memcpy(&p_, (const unsigned char *)(partials) + g_ * sizeof(T), sizeof(T)); \
+				a_ = OP(a_, p_);                                                 \
+			}                                                                        \
+			lane_[i_] = a_;                                                          \
+		}                                                                                \
+		for (uint32_t m_ = 1; m_ < (subgroup); m_ <<= 1)                                 \
+			for (uint32_t i_ = 0; i_ < WG_SIZE; i_ += 2 * m_)                        \
+				lane_[i_] = OP(lane_[i_], lane_[i_ + m_]);                       \
+		T r_ = lane_[0];                                                                 \
+		for (uint32_t i_ = (subgroup); i_ < WG_SIZE; i_ += (subgroup))                   \
+			r_ = OP(r_, lane_[i_]);                                                  \
+		memcpy(&(out), &r_, sizeof(T));                                                  \
+	} while (0)
+#define FOLD_ADD(a, b) ((a) + (b))
+#define FOLD_MUL(a, b) ((a) * (b))
+
+static vkr_value fold_on_host(const struct gpu *gpu, const struct kern_job *job, const void *partials)
+{
+	uint32_t groups = plan_reduce(gpu, job, job_part(job, 0)).groups;
+	uint32_t subgroup = gpu->info.subgroup_size; /* 4 to 256 where the subgroup tree runs */
+	bool sum = job->op == VKR_OP_SUM;
+	vkr_value v;
+	memset(&v, 0, sizeof(v));
+	switch (job->dtype) {
+	case VKR_DTYPE_F32:
+		if (sum)
+			FOLD_ON_HOST(float, FOLD_ADD, 0.0f, partials, groups, subgroup, v.u32);
+		else
+			FOLD_ON_HOST(float, FOLD_MUL, 1.0f, partials, groups, subgroup, v.u32);
+		break;
+	case VKR_DTYPE_F64:
+		if (sum)
+			FOLD_ON_HOST(double, FOLD_ADD, 0.0, partials, groups, subgroup, v.u64);
+		else
+			FOLD_ON_HOST(double, FOLD_MUL, 1.0, partials, groups, subgroup, v.u64);
+		break;
+	case VKR_DTYPE_I32:
+	case VKR_DTYPE_U32: /* wrapping: the same bits signed or not */
+		if (sum)
+			FOLD_ON_HOST(uint32_t, FOLD_ADD, 0u, partials, groups, subgroup, v.u32);
+		else
+			FOLD_ON_HOST(uint32_t, FOLD_MUL, 1u, partials, groups, subgroup, v.u32);
+		break;
+	default:
+		if (sum)
+			FOLD_ON_HOST(uint64_t, FOLD_ADD, 0u, partials, groups, subgroup, v.u64);
+		else
+			FOLD_ON_HOST(uint64_t, FOLD_MUL, 1u, partials, groups, subgroup, v.u64);
+		break;
+	}
+	return v;
+}
+
 vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, const void *slot)
 {
+	if (kern_result_by_host_fold(gpu, job))
+		return fold_on_host(gpu, job, slot);
 	if (kern_result_by_atomics(gpu, job) && (job->op == VKR_OP_MIN || job->op == VKR_OP_MAX))
 		return decode_ordered(job, slot);
 	if (limb_sum(gpu, job))

@@ -115,9 +115,10 @@ int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_
 int kern_record_read(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t bytes, uint64_t scratch,
 		     uint32_t groups);
 
-/* Decodes a completed reduction's 8-byte result slot: the value in the member of the job's
- * dtype, or u64 for count. The slot of an atomic min or max holds its value in a form of
- * the atomics' own, so decoding needs the device the job ran on. */
+/* Decodes a completed reduction's result area: the value in the member of the job's dtype,
+ * or u64 for count. The area of an atomic min or max holds its value in a form of the
+ * atomics' own, and partials folded by the host are folded in the device's subgroup tree, so
+ * decoding needs the device the job ran on. */
 vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, const void *slot);
 
 /* Whether the job's workgroups take their values into its result area by atomics (an atomic
@@ -127,12 +128,19 @@ vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, 
  * bus one by one. */
 bool kern_result_by_atomics(const struct gpu *gpu, const struct kern_job *job);
 
+/* Whether the job's workgroups each store their partial into its result area, for the host
+ * to fold (kern_host_fold()): plain stores, one per workgroup, so the area is best in host
+ * RAM (readback memory), which the CPU then reads from its cache. */
+bool kern_result_by_host_fold(const struct gpu *gpu, const struct kern_job *job);
+
 /* Bytes of a reduction's result area at kern_job.dst (zeroed by the caller, 8-byte aligned):
  * 8; 24 for a product by exponents (kern_product_exponents); for a float sum by limbs
  * (kern_float_limb_sums) its flags, the limbs it reached and the limbs: 88 bytes for f32,
- * 544 for f64 (at most KERN_RESULT_MAX_BYTES). */
-#define KERN_RESULT_MAX_BYTES 544u
+ * 544 for f64; for partials folded by the host, one accumulator (4 or 8 bytes) per
+ * workgroup of pass 0, up to the device's reduce_workgroups. Known before the job's src is
+ * (it is the most any alignment of the array needs), and at most kern_result_max_bytes(). */
 uint64_t kern_result_bytes(const struct gpu *gpu, const struct kern_job *job);
+uint64_t kern_result_max_bytes(const struct gpu *gpu);
 
 /* Number of SPIR-V pipelines the engine builds and their creation (used by gpu.c). */
 struct kern_pipeline_source {
@@ -175,6 +183,9 @@ struct kern_pipeline_source {
 	/* pass 3 by atomics, without partials (reduce.comp's ATOMIC_SUM32 and
 	 * ATOMIC_VALUE; built where kern_atomic_tail_used()) */
 	bool atomic_tail;
+	/* pass 3 storing partials for the host to fold (reduce.comp's HOST_FOLD; built where
+	 * kern_host_fold()) */
+	bool host_fold;
 	bool counts; /* count-if (reduce.comp's KERNEL_COUNT): op is unused */
 	unsigned accumulator_bytes; /* reductions: 4 for count-if and 32-bit dtypes, else 8 */
 	vkr_dtype dtype;
@@ -235,6 +246,14 @@ bool kern_float_limb_sums(const struct gpu_info *info, vkr_dtype dtype, vkr_op o
  * posted atomics; the host multiplies them out again (kern_result_decode). The same bits as
  * the ordered fold: products modulo 2^k do not depend on the order. */
 bool kern_product_exponents(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
+
+/* Whether one-dispatch sums and products of this dtype and op without an atomic tail (float
+ * sums but by limbs, float products, integer products but by exponents) leave their
+ * partials to the host (reduce.comp's HOST_FOLD): where info.reduce_host_fold
+ * (VKR_REDUCE_FOLD=host) and the atomic tails run. Each workgroup stores its partial into
+ * the result area and ends; kern_result_decode folds them as the GPU's last workgroup
+ * would. The same bits as the partials' tails, but where the device flushes a subnormal. */
+bool kern_host_fold(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);
 
 /* Whether one-dispatch sums of this dtype run by atomics (reduce.comp's ATOMIC_VALUE with
  * ATOMIC_SUM): i64 and u64, where info.reduce_atomic_tails. Each workgroup adds its sum to the

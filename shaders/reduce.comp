@@ -460,6 +460,20 @@ ACC_BITS acc_to_bits(ACC x) { return unpackUint2x32(x); }
 ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 #endif
 
+#ifdef HOST_FOLD
+// Partials folded by the host (the reduce_hostfold builds, sums and products of every dtype;
+// kern.c runs them with VKR_REDUCE_FOLD=host where a sum or product has no atomic tail):
+// each workgroup of pass 3 stores its partial into entry gl_WorkGroupID.x of the result area,
+// in host memory, and ends. No arrival, no last workgroup: the host folds the partials in
+// pass 1's order and tree (kern.c's fold_on_host), so the bits are those of two dispatches
+// but where a partial or a step is subnormal (the host keeps what the device may flush).
+// Float products have no exact atomic form, and this is their only tail without a last
+// workgroup.
+#if defined(KERNEL_COUNT) || defined(TILE_BLELLOCH)
+#error "partials folded by the host: sums and products, in the subgroup build"
+#endif
+#endif
+
 #ifdef LIMB_SUM
 // Float sums by limbs (the reduce_limbs builds, for f32 and f64 where the device does not
 // preserve subnormals; kern.c runs them with VKR_REDUCE_FLOAT_SUM=limbs): each workgroup
@@ -739,6 +753,9 @@ void main()
 #elif defined(LIMB_SUM)
 		if (lid == 0u)
 			post_limbs(pc.dst, r);
+#elif defined(HOST_FOLD)
+		if (lid == 0u)
+			Accs(pc.dst).v[gl_WorkGroupID.x] = r;
 #else
 		const bool flagged = FLAGGED_PARTIALS;
 		if (lid == 0u) {

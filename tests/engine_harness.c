@@ -99,7 +99,7 @@ void harness_run(struct gpu *gpu, struct host_job *jobs, size_t count)
 		}
 		if (jobs[i].kind == KERN_REDUCE) {
 			off[i].out[0] = align_up(out_bytes, 16);
-			out_bytes = off[i].out[0] + KERN_RESULT_MAX_BYTES; /* before the job's parts are known */
+			out_bytes = off[i].out[0] + kern_result_max_bytes(gpu); /* before the job's parts are known */
 		}
 	}
 	/* Inputs live in host-visible memory that the kernels also write for in-place scans. */

@@ -560,7 +560,7 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		assert_non_null(src->code);
 		for (size_t w = 0; w < WAYS; w++) {
 			bool available = src->one_dispatch && gpu_pipeline_available(gpus[w], i);
-			*(src->atomic_tail ? &atomic_pipelines[w] : &one_pipelines[w]) += available;
+			*(src->atomic_tail || src->host_fold ? &atomic_pipelines[w] : &one_pipelines[w]) += available;
 		}
 	}
 	assert_true(one_pipelines[0] > 0);
@@ -569,7 +569,9 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		assert_int_equal(atomic_pipelines[w], 0);
 	}
 	/* Count-if of each dtype the device has, the sums of integers, and min and max of
-	 * each dtype by atomics (floats where they are compared by keys). */
+	 * each dtype by atomics (floats where they are compared by keys); with
+	 * VKR_REDUCE_FOLD=host (this test run again so: meson's kern_reduce_host_fold), the
+	 * other sums and products by partials the host folds. */
 	size_t atomic_expected = 0;
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 		if (!gpu_supports_dtype(gpus[0], d))
@@ -577,7 +579,9 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		atomic_expected += kern_atomic_sums32(gpu_get_info(gpus[0]), d, VKR_OP_COUNT) +
 				   kern_atomic_sums32(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
 				   kern_atomic_sums(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
-				   2 * kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX);
+				   2 * kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX) +
+				   kern_host_fold(gpu_get_info(gpus[0]), d, VKR_OP_SUM) +
+				   kern_host_fold(gpu_get_info(gpus[0]), d, VKR_OP_PROD);
 		assert_true(kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MIN) ==
 			    kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_MAX));
 		assert_false(kern_atomic_extremes(gpu_get_info(gpus[0]), d, VKR_OP_PROD));
@@ -641,7 +645,8 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		}
 		size_t atomic_built = 0;
 		for (uint32_t i = 0; i < kern_pipeline_count(); i++)
-			atomic_built += kern_pipeline_source(i)->atomic_tail && gpu_pipeline_built(gpus[w], i);
+			atomic_built += (kern_pipeline_source(i)->atomic_tail || kern_pipeline_source(i)->host_fold) &&
+					gpu_pipeline_built(gpus[w], i);
 		bool two_pass = w == 2;
 		assert_int_equal(atomic_built, w == 0 ? atomic_pipelines[0] : 0);
 		/* By default each atomic tail's pipeline ran in place of a one-dispatch one with partials:
@@ -1070,6 +1075,69 @@ static void test_reduce_integer_products_by_exponents(void **state)
 	harness_gpu_done(exps);
 }
 
+/* Partials folded by the host (VKR_REDUCE_FOLD=host): each sum and product without an atomic
+ * tail against the reference at every size, and bit for bit against the GPU's own fold of
+ * the partials (the default) on a grid of 700 workgroups, with misaligned heads and three
+ * jobs of different grids in one command buffer. */
+static void test_reduce_partials_folded_by_the_host(void **state)
+{
+	(void)state;
+	enum { JOBS = 3 };
+	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
+	struct gpu *host = harness_gpu_with_env("VKR_REDUCE_FOLD", "host");
+	struct gpu *device = harness_gpu();
+	unsetenv("VKR_REDUCE_WORKGROUPS");
+	const struct gpu_info *info = gpu_get_info(host);
+	bool on = kern_host_fold(info, VKR_DTYPE_F32, VKR_OP_PROD);
+	assert_true(on == info->reduce_atomic_tails);
+	assert_false(kern_host_fold(info, VKR_DTYPE_I32, VKR_OP_SUM)); /* an atomic tail's */
+	assert_false(kern_host_fold(info, VKR_DTYPE_F32, VKR_OP_MAX));
+	assert_false(kern_host_fold(info, VKR_DTYPE_F32, VKR_OP_COUNT));
+	assert_false(kern_host_fold(gpu_get_info(device), VKR_DTYPE_F32, VKR_OP_PROD)); /* off by default */
+	if (!on)
+		print_message("no partials folded by the host on this device: their checks run on the partials' tails\n");
+	size_t n = 3000017; /* f32: 750,004 vectors, enough for 700 workgroups of 4 each */
+	struct kern_job probe = { .kind = KERN_REDUCE, .op = VKR_OP_PROD, .dtype = VKR_DTYPE_F32, .n = n };
+	assert_int_equal(kern_result_bytes(host, &probe), on ? 700 * 4 : 8);
+	probe.dtype = VKR_DTYPE_F64;
+	if (gpu_supports_dtype(host, VKR_DTYPE_F64))
+		assert_int_equal(kern_result_bytes(host, &probe), on ? 700 * 8 : 8);
+	assert_true(kern_result_bytes(host, &probe) <= kern_result_max_bytes(host));
+	probe.n = 16384; /* a small job: one workgroup, its result stored by the GPU */
+	assert_int_equal(kern_result_bytes(host, &probe), 8);
+	uint64_t rng = harness_seed() + 37;
+	void *input = malloc(n * 8);
+	assert_non_null(input);
+	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+		if (!gpu_supports_dtype(host, d))
+			continue;
+		for (vkr_op op = VKR_OP_SUM; op <= VKR_OP_PROD; op++) {
+			check_op_dtype_on(host, op, d);
+			gen_fill(d, op, input, n, &rng);
+			struct host_job folded[JOBS], fold_on_gpu[JOBS];
+			for (size_t i = 0; i < JOBS; i++) {
+				folded[i] = (struct host_job){
+					.kind = KERN_REDUCE, .op = op, .dtype = d, .input = input,
+					.n = i == JOBS - 1 ? 200003 : n - i * 39119, /* 49 workgroups, 700 */
+					.misalign = (unsigned)(i % (16 / proto_dtype_size(d))),
+				};
+				fold_on_gpu[i] = folded[i];
+			}
+			harness_run(host, folded, JOBS);
+			harness_run(device, fold_on_gpu, JOBS);
+			for (size_t i = 0; i < JOBS; i++)
+				if (memcmp(&folded[i].result, &fold_on_gpu[i].result, sizeof(folded[i].result)) != 0)
+					fail_msg("%s %s n=%zu: folded by the host %#llx, on the GPU %#llx",
+						 proto_op_name(op), proto_dtype_name(d), folded[i].n,
+						 (unsigned long long)folded[i].result.u64,
+						 (unsigned long long)fold_on_gpu[i].result.u64);
+		}
+	}
+	free(input);
+	harness_gpu_done(device);
+	harness_gpu_done(host);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1098,6 +1166,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_float_zeros_and_infinities_in_one_dispatch),
 		cmocka_unit_test(test_reduce_float_sums_by_limbs),
 		cmocka_unit_test(test_reduce_integer_products_by_exponents),
+		cmocka_unit_test(test_reduce_partials_folded_by_the_host),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
