@@ -613,6 +613,7 @@ static void read_info(struct gpu *gpu)
 	info->reduce_float_limbs = float_sum && strcmp(float_sum, "limbs") == 0;
 	const char *int_prod = getenv("VKR_REDUCE_INT_PROD");
 	info->reduce_product_exponents = int_prod && strcmp(int_prod, "exponents") == 0;
+	/* VKR_REDUCE_FOLD=host, or =device (the default: the last workgroup folds). */
 	const char *fold = getenv("VKR_REDUCE_FOLD");
 	info->reduce_host_fold = fold && strcmp(fold, "host") == 0;
 }

@@ -1085,7 +1085,7 @@ static void test_reduce_partials_folded_by_the_host(void **state)
 	enum { JOBS = 3 };
 	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
 	struct gpu *host = harness_gpu_with_env("VKR_REDUCE_FOLD", "host");
-	struct gpu *device = harness_gpu();
+	struct gpu *device = harness_gpu_with_env("VKR_REDUCE_FOLD", "device"); /* the default */
 	unsetenv("VKR_REDUCE_WORKGROUPS");
 	const struct gpu_info *info = gpu_get_info(host);
 	bool on = kern_host_fold(info, VKR_DTYPE_F32, VKR_OP_PROD);
@@ -1093,7 +1093,7 @@ static void test_reduce_partials_folded_by_the_host(void **state)
 	assert_false(kern_host_fold(info, VKR_DTYPE_I32, VKR_OP_SUM)); /* an atomic tail's */
 	assert_false(kern_host_fold(info, VKR_DTYPE_F32, VKR_OP_MAX));
 	assert_false(kern_host_fold(info, VKR_DTYPE_F32, VKR_OP_COUNT));
-	assert_false(kern_host_fold(gpu_get_info(device), VKR_DTYPE_F32, VKR_OP_PROD)); /* off by default */
+	assert_false(kern_host_fold(gpu_get_info(device), VKR_DTYPE_F32, VKR_OP_PROD));
 	if (!on)
 		print_message("no partials folded by the host on this device: their checks run on the partials' tails\n");
 	size_t n = 3000017; /* f32: 750,004 vectors, enough for 700 workgroups of 4 each */
