@@ -11,7 +11,7 @@
 # other order. Stages are packed as they end, so a cut-off run still brings back what it has.
 # Run as `. .gpu/env.sh; bash docs/data/session32/run1.sh $OUT` with .gpu/ and .exp/ carried.
 # .exp/ is not in git; make it on the development machine, for each build B (base: c4f93e2,
-# as .exp/s31base.txz; new: 0f3abe2 or any later commit with the same daemon/ and shaders/):
+# as .exp/s31base.txz; new: e131f3a or any later commit with the same daemon/ and shaders/):
 #   git worktree add /tmp/B B && (cd /tmp/B && meson setup b --buildtype=release && meson compile -C b)
 #   tar cJf .exp/sB.txz -C /tmp/B/b bench/vkreduce-bench tests/test_kern_reduce tests/test_gpu \
 #     tests/test_client_e2e client/vkreduce daemon/vkreduced client/libvkreduce.so \
