@@ -1420,8 +1420,8 @@ static vkr_value decode_exponents(const struct kern_job *job, const void *area)
 			r_ = OP(r_, lane_[i_]);                                                  \
 		memcpy(&(out), &r_, sizeof(T));                                                  \
 	} while (0)
-#define FOLD_ADD(a, b) ((a) + (b))
-#define FOLD_MUL(a, b) ((a) * (b))
+/* The job's operator and neutral, sum or product (the branch is the same on every step). */
+#define FOLD_OP(a, b) (sum ? (a) + (b) : (a) * (b))
 
 static vkr_value fold_on_host(const struct gpu *gpu, const struct kern_job *job, const void *partials)
 {
@@ -1432,29 +1432,17 @@ static vkr_value fold_on_host(const struct gpu *gpu, const struct kern_job *job,
 	memset(&v, 0, sizeof(v));
 	switch (job->dtype) {
 	case VKR_DTYPE_F32:
-		if (sum)
-			FOLD_ON_HOST(float, FOLD_ADD, 0.0f, partials, groups, subgroup, v.u32);
-		else
-			FOLD_ON_HOST(float, FOLD_MUL, 1.0f, partials, groups, subgroup, v.u32);
+		FOLD_ON_HOST(float, FOLD_OP, sum ? 0.0f : 1.0f, partials, groups, subgroup, v.u32);
 		break;
 	case VKR_DTYPE_F64:
-		if (sum)
-			FOLD_ON_HOST(double, FOLD_ADD, 0.0, partials, groups, subgroup, v.u64);
-		else
-			FOLD_ON_HOST(double, FOLD_MUL, 1.0, partials, groups, subgroup, v.u64);
+		FOLD_ON_HOST(double, FOLD_OP, sum ? 0.0 : 1.0, partials, groups, subgroup, v.u64);
 		break;
 	case VKR_DTYPE_I32:
 	case VKR_DTYPE_U32: /* wrapping: the same bits signed or not */
-		if (sum)
-			FOLD_ON_HOST(uint32_t, FOLD_ADD, 0u, partials, groups, subgroup, v.u32);
-		else
-			FOLD_ON_HOST(uint32_t, FOLD_MUL, 1u, partials, groups, subgroup, v.u32);
+		FOLD_ON_HOST(uint32_t, FOLD_OP, sum ? 0u : 1u, partials, groups, subgroup, v.u32);
 		break;
 	default:
-		if (sum)
-			FOLD_ON_HOST(uint64_t, FOLD_ADD, 0u, partials, groups, subgroup, v.u64);
-		else
-			FOLD_ON_HOST(uint64_t, FOLD_MUL, 1u, partials, groups, subgroup, v.u64);
+		FOLD_ON_HOST(uint64_t, FOLD_OP, sum ? 0u : 1u, partials, groups, subgroup, v.u64);
 		break;
 	}
 	return v;
