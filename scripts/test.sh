@@ -58,8 +58,11 @@ if step "build (plain)" bash -c '{ [ -d build ] || meson setup build; } && meson
 fi
 if step "build (address,undefined sanitizers)" bash -c \
     '{ [ -d build-asan ] || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false; } && meson compile -C build-asan'; then
-  # Without the scan runs of suite shader_variant: tests/meson.build says why.
-  suite "tests under ASan+UBSan" -C build-asan --num-processes 2 --no-suite shader_variant
+  # Without the scan runs of suite shader_variant: tests/meson.build says why. The sanitizers
+  # make lavapipe's allocations slow: the longest run here takes ten times its plain time, so
+  # its timeouts are twice the plain ones (30 minutes for an engine suite).
+  suite "tests under ASan+UBSan" -C build-asan --num-processes 2 --no-suite shader_variant \
+    --timeout-multiplier 2
 fi
 if [ -x tests/fuzz/run-fuzz.sh ] && [ "${FUZZ_SECONDS:-120}" != 0 ]; then
   echo "== fuzzing the decoder and dispatch path for ${FUZZ_SECONDS:-120} s"
