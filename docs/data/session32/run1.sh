@@ -10,7 +10,8 @@
 # must give the GPU's bits here, subgroup 32), torch's reductions, and a second round in the
 # other order. Stages are packed as they end, so a cut-off run still brings back what it has.
 # Run as `. .gpu/env.sh; bash docs/data/session32/run1.sh $OUT` with .gpu/ and .exp/ carried.
-# .exp/ is not in git; make it on the development machine, for each build B (base: c4f93e2,
+# .exp/ is not in git; docs/data/session32/make-exp.sh makes it on the development machine,
+# or by hand, for each build B (base: c4f93e2,
 # as .exp/s31base.txz; new: e131f3a or any later commit with the same daemon/ and shaders/):
 #   git worktree add /tmp/B B && (cd /tmp/B && meson setup b --buildtype=release && meson compile -C b)
 #   tar cJf .exp/sB.txz -C /tmp/B/b bench/vkreduce-bench tests/test_kern_reduce tests/test_gpu \
