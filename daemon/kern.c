@@ -12,6 +12,7 @@
 #include "kern.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1399,7 +1400,7 @@ static vkr_value decode_exponents(const struct kern_job *job, const void *area)
  * combines each subgroup's lanes (lane 0 ends with ((l0 l1) (l2 l3)) ..., pairwise, as every
  * operator here is commutative), and invocation 0 folds the subgroups' values in order. The
  * same bits as on the GPU, but where a partial or a step is subnormal and the device flushes
- * it: the host keeps subnormals. */
+ * it (the host keeps subnormals), and for a NaN, which comes back as the quiet NaN. */
 #define FOLD_ON_HOST(T, OP, NEUTRAL, partials, groups, subgroup, out)                               \
 	do {                                                                                     \
 		T lane_[WG_SIZE];                                                                \
@@ -1445,6 +1446,12 @@ static vkr_value fold_on_host(const struct gpu *gpu, const struct kern_job *job,
 		FOLD_ON_HOST(uint64_t, FOLD_OP, sum ? 0u : 1u, partials, groups, subgroup, v.u64);
 		break;
 	}
+	/* A NaN (a NaN partial, or infinities of both signs) comes back as the quiet NaN, as the
+	 * other paths give it: the x86 host's own NaN has its sign bit set. */
+	if (job->dtype == VKR_DTYPE_F32 && isnan(v.f32))
+		v.u32 = 0x7fc00000u;
+	else if (job->dtype == VKR_DTYPE_F64 && isnan(v.f64))
+		v.u64 = 0x7ff8000000000000ull;
 	return v;
 }
 

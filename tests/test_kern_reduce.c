@@ -1075,6 +1075,22 @@ static void test_reduce_integer_products_by_exponents(void **state)
 	harness_gpu_done(exps);
 }
 
+/* Element i of a float array of dtype d (f32 or f64) set to x. */
+static void put_float(void *array, size_t i, vkr_dtype d, double x)
+{
+	if (d == VKR_DTYPE_F32) {
+		float f = (float)x;
+		memcpy((char *)array + i * sizeof(f), &f, sizeof(f));
+	} else {
+		memcpy((char *)array + i * sizeof(x), &x, sizeof(x));
+	}
+}
+
+static bool is_nan(vkr_dtype d, vkr_value v)
+{
+	return d == VKR_DTYPE_F32 ? isnan(v.f32) : isnan(v.f64);
+}
+
 /* Partials folded by the host (VKR_REDUCE_FOLD=host): each sum and product without an atomic
  * tail against the reference at every size, and bit for bit against the GPU's own fold of
  * the partials (the default) on a grid of 700 workgroups, with misaligned heads and three
@@ -1131,6 +1147,34 @@ static void test_reduce_partials_folded_by_the_host(void **state)
 						 proto_op_name(op), proto_dtype_name(d), folded[i].n,
 						 (unsigned long long)folded[i].result.u64,
 						 (unsigned long long)fold_on_gpu[i].result.u64);
+		}
+	}
+	/* Infinities of both signs in different workgroups' partials (a sum) and an infinity
+	 * times a zero (a product): NaN on the GPU, and the quiet NaN from the host's fold. */
+	const vkr_dtype floats[] = { VKR_DTYPE_F32, VKR_DTYPE_F64 };
+	for (size_t f = 0; f < 2; f++) {
+		vkr_dtype d = floats[f];
+		if (!gpu_supports_dtype(host, d))
+			continue;
+		for (vkr_op op = VKR_OP_SUM; op <= VKR_OP_PROD; op++) {
+			gen_fill(d, op, input, n, &rng);
+			put_float(input, 5, d, INFINITY);
+			put_float(input, n - 5, d, op == VKR_OP_SUM ? -INFINITY : 0.0);
+			struct host_job folded = { .kind = KERN_REDUCE, .op = op, .dtype = d,
+						   .input = input, .n = n };
+			struct host_job fold_on_gpu = folded;
+			harness_run(host, &folded, 1);
+			harness_run(device, &fold_on_gpu, 1);
+			if (!is_nan(d, folded.result) || !is_nan(d, fold_on_gpu.result))
+				fail_msg("%s %s of inf and %s: %#llx folded by the host, %#llx on the GPU",
+					 proto_op_name(op), proto_dtype_name(d),
+					 op == VKR_OP_SUM ? "-inf" : "0",
+					 (unsigned long long)folded.result.u64,
+					 (unsigned long long)fold_on_gpu.result.u64);
+			if (on && d == VKR_DTYPE_F32)
+				assert_int_equal(folded.result.u32, 0x7fc00000u);
+			else if (on)
+				assert_int_equal(folded.result.u64, 0x7ff8000000000000ull);
 		}
 	}
 	free(input);
