@@ -1213,6 +1213,13 @@ int kern_record_read(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_
 	return rec.error;
 }
 
+/* The bits of the quiet NaN that every decoder gives for a NaN result of f32 (size 4) or
+ * f64 (size 8): positive, the first mantissa bit alone set. */
+static uint64_t quiet_nan_bits(uint64_t size)
+{
+	return size == 4 ? 0x7fc00000u : 0x7ff8000000000000ull;
+}
+
 /* The value of an atomic min or max's slot: reduce.comp's ordered_from() undone. The slot
  * holds an "ordered" unsigned integer (complemented for min); signed integers and float keys
  * had their sign bit flipped into unsigned order. A float key is the value's bits with the
@@ -1240,8 +1247,8 @@ static vkr_value decode_ordered(const struct kern_job *job, const void *slot)
 		bits = u ^ sign;
 	} else {
 		uint64_t key = u ^ sign;
-		uint64_t nan = size == 4 ? 0x7fc00000u : 0x7ff8000000000000ull;
-		bits = key == (min ? sign : rest) ? nan : key ^ (key & sign ? rest : 0);
+		bool nan = key == (min ? sign : rest);
+		bits = nan ? quiet_nan_bits(size) : key ^ (key & sign ? rest : 0);
 	}
 	vkr_value v;
 	memset(&v, 0, sizeof(v));
@@ -1274,7 +1281,6 @@ static vkr_value decode_limbs(const struct kern_job *job, const void *area)
 	unsigned limbs = f32 ? LIMBS_F32 : LIMBS_F64, reach = f32 ? 2 : 3; /* limbs per partial */
 	unsigned precision = f32 ? 24 : 53;
 	uint64_t exp_all = f32 ? 0xff : 0x7ff, sign_bit = f32 ? 1ull << 31 : 1ull << 63;
-	uint64_t quiet_nan = f32 ? 0x7fc00000u : 0x7ff8000000000000ull;
 	const unsigned char *words = area;
 	uint64_t flags, reached;
 	memcpy(&flags, words, 8);
@@ -1282,7 +1288,8 @@ static vkr_value decode_limbs(const struct kern_job *job, const void *area)
 	uint64_t bits;
 	bool negative = false;
 	if ((flags & 4) || (flags & 3) == 3) {
-		bits = quiet_nan; /* a NaN partial, or infinities of both signs */
+		/* a NaN partial, or infinities of both signs */
+		bits = quiet_nan_bits(dtype_size(job->dtype));
 	} else if (flags & 3) {
 		negative = flags & 2;
 		bits = exp_all << (precision - 1);
@@ -1421,7 +1428,7 @@ static vkr_value decode_exponents(const struct kern_job *job, const void *area)
 			r_ = OP(r_, lane_[i_]);                                                  \
 		memcpy(&(out), &r_, sizeof(T));                                                  \
 	} while (0)
-/* The job's operator and neutral, sum or product (the branch is the same on every step). */
+/* The job's operator, sum or product (the branch goes the same way on every step). */
 #define FOLD_OP(a, b) (sum ? (a) + (b) : (a) * (b))
 
 static vkr_value fold_on_host(const struct gpu *gpu, const struct kern_job *job, const void *partials)
@@ -1449,9 +1456,9 @@ static vkr_value fold_on_host(const struct gpu *gpu, const struct kern_job *job,
 	/* A NaN (a NaN partial, or infinities of both signs) comes back as the quiet NaN, as the
 	 * other paths give it: the x86 host's own NaN has its sign bit set. */
 	if (job->dtype == VKR_DTYPE_F32 && isnan(v.f32))
-		v.u32 = 0x7fc00000u;
+		v.u32 = (uint32_t)quiet_nan_bits(4);
 	else if (job->dtype == VKR_DTYPE_F64 && isnan(v.f64))
-		v.u64 = 0x7ff8000000000000ull;
+		v.u64 = quiet_nan_bits(8);
 	return v;
 }
 
