@@ -89,20 +89,31 @@ static void test_gpu_unknown_device_is_a_clear_error(void **state)
 	assert_null(strchr(err, '\n'));
 }
 
+/* Points the loader at a driver list, by both of its variables: VK_DRIVER_FILES, where set,
+ * overrides VK_ICD_FILENAMES (loader 1.3.207 and later; the GPU machine's env.sh sets it). */
+static const char *const driver_variables[] = { "VK_DRIVER_FILES", "VK_ICD_FILENAMES" };
+enum { DRIVER_VARIABLES = sizeof(driver_variables) / sizeof(driver_variables[0]) };
+
 static void test_gpu_no_vulkan_driver_is_a_clear_one_line_error(void **state)
 {
 	(void)state;
-	const char *saved = getenv("VK_ICD_FILENAMES");
-	char *copy = saved ? strdup(saved) : NULL;
-	setenv("VK_ICD_FILENAMES", "/nonexistent/vkreduce-test-icd.json", 1);
+	char *saved[DRIVER_VARIABLES];
+	for (size_t i = 0; i < DRIVER_VARIABLES; i++) {
+		const char *value = getenv(driver_variables[i]);
+		saved[i] = value ? strdup(value) : NULL;
+		assert_true(!value || saved[i]);
+		assert_int_equal(setenv(driver_variables[i], "/nonexistent/vkreduce-test-icd.json", 1), 0);
+	}
 	struct gpu *gpu = NULL;
 	char err[256] = "";
 	int rc = gpu_create(NULL, &gpu, err, sizeof(err));
-	if (copy)
-		setenv("VK_ICD_FILENAMES", copy, 1);
-	else
-		unsetenv("VK_ICD_FILENAMES");
-	free(copy);
+	for (size_t i = 0; i < DRIVER_VARIABLES; i++) {
+		if (saved[i])
+			assert_int_equal(setenv(driver_variables[i], saved[i], 1), 0);
+		else
+			assert_int_equal(unsetenv(driver_variables[i]), 0);
+		free(saved[i]);
+	}
 	assert_int_equal(rc, -ENODEV);
 	assert_null(gpu);
 	assert_non_null(strstr(err, "no Vulkan"));
