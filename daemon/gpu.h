@@ -99,9 +99,9 @@ struct gpu_info {
 	 * where the atomic tails run (kern_product_exponents(); off by default until measured
 	 * on the H200). */
 	bool reduce_product_exponents;
-	/* VKR_REDUCE_FOLD=host: one-dispatch sums and products without an atomic tail leave
-	 * their partials to the host, where the atomic tails run (kern_host_fold(); off by
-	 * default until measured on the H200). */
+	/* One-dispatch sums and products without an atomic tail leave their partials to the
+	 * host, where the atomic tails run (kern_host_fold(); the default, VKR_REDUCE_FOLD=host;
+	 * VKR_REDUCE_FOLD=device has the GPU's last workgroup fold them). */
 	bool reduce_host_fold;
 	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
 	 * subgroups of 4 to 256, computeFullSubgroups), unless VKR_REDUCE_TREE=shared: else the

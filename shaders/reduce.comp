@@ -462,7 +462,7 @@ ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 
 #ifdef HOST_FOLD
 // Partials folded by the host (the reduce_hostfold builds, sums and products of every dtype;
-// kern.c runs them with VKR_REDUCE_FOLD=host where a sum or product has no atomic tail):
+// kern.c runs them, unless VKR_REDUCE_FOLD=device, where a sum or product has no atomic tail):
 // each workgroup of pass 3 stores its partial into entry gl_WorkGroupID.x of the result area,
 // in host memory, and ends. No arrival, no last workgroup: the host folds the partials in
 // pass 1's order and tree (kern.c's fold_on_host), so the bits are those of two dispatches

@@ -569,9 +569,8 @@ static void test_reduce_in_one_dispatch_gives_the_bits_of_two_passes(void **stat
 		assert_int_equal(atomic_pipelines[w], 0);
 	}
 	/* Count-if of each dtype the device has, the sums of integers, and min and max of
-	 * each dtype by atomics (floats where they are compared by keys); with
-	 * VKR_REDUCE_FOLD=host (this test run again so: meson's kern_reduce_host_fold), the
-	 * other sums and products by partials the host folds. */
+	 * each dtype by atomics (floats where they are compared by keys); the other sums and
+	 * products by partials the host folds (the default, VKR_REDUCE_FOLD=host). */
 	size_t atomic_expected = 0;
 	for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
 		if (!gpu_supports_dtype(gpus[0], d))
@@ -1091,17 +1090,17 @@ static bool is_nan(vkr_dtype d, vkr_value v)
 	return d == VKR_DTYPE_F32 ? isnan(v.f32) : isnan(v.f64);
 }
 
-/* Partials folded by the host (VKR_REDUCE_FOLD=host): each sum and product without an atomic
- * tail against the reference at every size, and bit for bit against the GPU's own fold of
- * the partials (the default) on a grid of 700 workgroups, with misaligned heads and three
+/* Partials folded by the host (VKR_REDUCE_FOLD=host, the default): each sum and product
+ * without an atomic tail against the reference at every size, and bit for bit against the
+ * GPU's own fold of the partials (VKR_REDUCE_FOLD=device) on a grid of 700 workgroups, with misaligned heads and three
  * jobs of different grids in one command buffer. */
 static void test_reduce_partials_folded_by_the_host(void **state)
 {
 	(void)state;
 	enum { JOBS = 3 };
 	assert_int_equal(setenv("VKR_REDUCE_WORKGROUPS", "700", 1), 0);
-	struct gpu *host = harness_gpu_with_env("VKR_REDUCE_FOLD", "host");
-	struct gpu *device = harness_gpu_with_env("VKR_REDUCE_FOLD", "device"); /* the default */
+	struct gpu *host = harness_gpu_with_env("VKR_REDUCE_FOLD", "host"); /* the default */
+	struct gpu *device = harness_gpu_with_env("VKR_REDUCE_FOLD", "device");
 	unsetenv("VKR_REDUCE_WORKGROUPS");
 	const struct gpu_info *info = gpu_get_info(host);
 	bool on = kern_host_fold(info, VKR_DTYPE_F32, VKR_OP_PROD);
