@@ -115,10 +115,10 @@ int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_
 int kern_record_read(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t bytes, uint64_t scratch,
 		     uint32_t groups);
 
-/* Decodes a completed reduction's result area: the value in the member of the job's dtype,
- * or u64 for count. The area of an atomic min or max holds its value in a form of the
- * atomics' own, and partials folded by the host are folded in the device's subgroup tree, so
- * decoding needs the device the job ran on. */
+/* A reduction's result area (kern_result.c). Decodes a completed reduction's result area:
+ * the value in the member of the job's dtype, or u64 for count. The area of an atomic min
+ * or max holds its value in a form of the atomics' own, and partials folded by the host are
+ * folded in the device's subgroup tree, so decoding needs the device the job ran on. */
 vkr_value kern_result_decode(const struct gpu *gpu, const struct kern_job *job, const void *slot);
 
 /* Whether the job's workgroups take their values into its result area by atomics (an atomic

@@ -161,7 +161,7 @@ const bool ATOMIC_SUM = false;
 // XORs the signs, which atomics do in any order. Each workgroup takes its partial apart
 // and posts three atomics to its result area: an add of e to word 0, of t to word 1 (k for
 // a zero partial), and an XOR of the sign into word 2 (words of the dtype's width). The
-// host puts the product together again (kern.c's decode_exponents): 0 where the t add up
+// host puts the product together again (kern_result.c's decode_exponents): 0 where the t add up
 // to k or more, else ((+-1) * 5^e) << t. A partial 2^t * u knows its odd part u only modulo
 // 2^(k-t), which is all the product needs modulo 2^(k - sum of t). The bits are those of the
 // ordered fold: the product modulo 2^k is the same in any order.
@@ -465,7 +465,7 @@ ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 // kern.c runs them, unless VKR_REDUCE_FOLD=device, where a sum or product has no atomic tail):
 // each workgroup of pass 3 stores its partial into entry gl_WorkGroupID.x of the result area,
 // in host memory, and ends. No arrival, no last workgroup: the host folds the partials in
-// pass 1's order and tree (kern.c's fold_on_host), so the bits are those of two dispatches
+// pass 1's order and tree (kern_result.c's fold_on_host), so the bits are those of two dispatches
 // but where a partial or a step is subnormal (the host keeps what the device may flush).
 // Float products have no exact atomic form, and this is their only tail without a last
 // workgroup.
@@ -484,7 +484,7 @@ ACC acc_from_bits(ACC_BITS b) { return packUint2x32(b); }
 // into 32-bit pieces, each added (negated for a negative partial: the limbs are signed
 // 64-bit sums) to limb pos / 32 and the next ones, so a limb takes at most 2^31 pieces of
 // 32 bits before it could overflow. The host adds the limbs with their carries and rounds
-// the exact sum once, to nearest even (kern.c's decode_limbs): the bits do not depend on
+// the exact sum once, to nearest even (kern_result.c's decode_limbs): the bits do not depend on
 // the order in which the workgroups arrive, nor on any other job. They are the exact sum of
 // the partials rounded once, which the fold of the partials in order (pass 1, and the
 // partials' tails) is not: the two paths may differ in the last bits, as they differ in
