@@ -47,6 +47,11 @@ T acc_value(ACC a) { return uintBitsToFloat(a); }
 ACC acc_bits(T x) { return floatBitsToUint(x); }
 ACC key_elem(T x) { return uint(is_nan(x) ? (OP == 2u ? int(0x80000000u) : 0x7fffffff) : order_key(x)); }
 ACC key_op(ACC a, ACC b) { return uint(OP == 2u ? min(int(a), int(b)) : max(int(a), int(b))); }
+// The NaN probe (fold_strided): an element's magnitude bits, above PROBE_NAN for a NaN.
+uint nan_probe(T x) { return floatBitsToUint(x) & 0x7fffffffu; }
+#define PROBE_NAN 0x7f800000u
+#define NAN_VALUE uintBitsToFloat(0x7fc00000u)
+ACC plain_key(T x) { return uint(order_key(x)); }
 T key_value(ACC k)
 {
 	int x = int(k);
@@ -63,6 +68,17 @@ ACC acc_bits(T x) { return unpackDouble2x32(x); }
 uvec2 nan_key() { return uvec2(OP == 2u ? 0u : 0xffffffffu, OP == 2u ? 0x80000000u : 0x7fffffffu); }
 ACC key_elem(T x) { return is_nan(x) ? nan_key() : uvec2(order_key(x)); }
 ACC key_op(ACC a, ACC b) { return (OP == 2u) == key_less(ivec2(a), ivec2(b)) ? a : b; }
+// The NaN probe (fold_strided): the high word's magnitude bits, plus one where the low word
+// is not zero (at most 0x80000000), above PROBE_NAN for a NaN only: exponent all ones and a
+// mantissa bit set in either word.
+uint nan_probe(T x)
+{
+	uvec2 b = unpackDouble2x32(x);
+	return (b.y & 0x7fffffffu) + uint(b.x != 0u);
+}
+#define PROBE_NAN 0x7ff00000u
+#define NAN_VALUE packDouble2x32(uvec2(0u, 0x7ff80000u))
+ACC plain_key(T x) { return uvec2(order_key(x)); }
 T key_value(ACC k)
 {
 	if (k == nan_key())
@@ -379,12 +395,33 @@ ACC map_elem(T x) { return predicate(x, value_from_bits(g_cmp_bits)) ? 1u : 0u; 
 ACC map_elem(T x) { return x; }
 #endif
 
-ACC fold_vec(VT x)
+// The vectors' elements, as fold_strided takes them. Min and max of floats by keys take
+// each element's order key unchecked, and a NaN's key is some key outside [key(-inf),
+// key(+inf)] that may not win; beside the keys each invocation keeps the largest NaN probe
+// of its elements, and fold_strided gives the NaN's key where it says a NaN was seen. So a
+// NaN is tested for with one max per element instead of a test and a select per element
+// (common.glsl's is_nan, in map_elem), and only once per invocation is its key put in.
+#if EXACT_COMPARE && !defined(KERNEL_COUNT)
+#define PROBED KEYED
+ACC vector_elem(T x, inout uint probe)
+{
+	probe = max(probe, nan_probe(x)); // unused, and dropped by the compiler, unless KEYED
+	return KEYED ? plain_key(x) : acc_bits(x);
+}
+#else
+#define PROBED false
+#define PROBE_NAN 0u
+#define NAN_VALUE T(0)
+ACC vector_elem(T x, inout uint probe) { return map_elem(x); }
+#endif
+
+ACC fold_vec(VT x, inout uint probe)
 {
 #if VEC == 4
-	return acc_op(acc_op(map_elem(x.x), map_elem(x.y)), acc_op(map_elem(x.z), map_elem(x.w)));
+	return acc_op(acc_op(vector_elem(x.x, probe), vector_elem(x.y, probe)),
+		      acc_op(vector_elem(x.z, probe), vector_elem(x.w, probe)));
 #else
-	return acc_op(map_elem(x.x), map_elem(x.y));
+	return acc_op(vector_elem(x.x, probe), vector_elem(x.y, probe));
 #endif
 }
 
@@ -400,16 +437,17 @@ ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint fi
 {
 	ACC a0 = ACC_NEUTRAL;
 	ACC a1 = ACC_NEUTRAL;
+	uint probe0 = 0u, probe1 = 0u; // the largest NaN probes, one per accumulator (PROBED)
 	Vecs vecs = Vecs(src_vec);
 	uint i = first;
 	for (; i + stride < nvec; i += 2u * stride) {
 		VT x = vecs.v[i];
 		VT y = vecs.v[i + stride];
-		a0 = acc_op(a0, fold_vec(x));
-		a1 = acc_op(a1, fold_vec(y));
+		a0 = acc_op(a0, fold_vec(x, probe0));
+		a1 = acc_op(a1, fold_vec(y, probe1));
 	}
 	if (i < nvec)
-		a0 = acc_op(a0, fold_vec(vecs.v[i]));
+		a0 = acc_op(a0, fold_vec(vecs.v[i], probe0));
 	// Scalar elements before the aligned part and after the last whole vector.
 	Elems elems = Elems(src);
 	uint tail_start = head + nvec * VEC;
@@ -417,6 +455,8 @@ ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint fi
 		a1 = acc_op(a1, map_elem(elems.v[first]));
 	if (first < n - tail_start)
 		a0 = acc_op(a0, map_elem(elems.v[tail_start + first]));
+	if (PROBED && max(probe0, probe1) > PROBE_NAN)
+		return map_elem(NAN_VALUE);
 	return acc_op(a0, a1);
 }
 
