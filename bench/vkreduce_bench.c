@@ -846,7 +846,7 @@ int main(int argc, char **argv)
 	       info->reduce_atomic_tails && info->reduce_float_limbs ? ", nor for float sums (limbs)" : "",
 	       info->reduce_atomic_tails && info->reduce_product_exponents ? ", nor for integer products (exponents)"
 									    : "",
-	       info->reduce_atomic_tails && info->reduce_host_fold ? "; the other sums and products' folded by the host"
+	       kern_host_fold(info, VKR_DTYPE_F32, VKR_OP_PROD) ? "; the other sums and products' folded by the host"
 								   : "",
 	       info->copy_workgroups,
 	       info->timestamp_period_ns,

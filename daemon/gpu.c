@@ -617,6 +617,8 @@ static void read_info(struct gpu *gpu)
 	 * 2^24 on an H100, 0.9 to 2.6 us from 2^16 to 2^23, run S34-1) or =device (the last workgroup folds, as before). */
 	const char *fold = getenv("VKR_REDUCE_FOLD");
 	info->reduce_host_fold = !(fold && strcmp(fold, "device") == 0);
+	if (fold && *fold && strcmp(fold, "device") != 0 && strcmp(fold, "host") != 0)
+		gpu_log(gpu, 1, "VKR_REDUCE_FOLD=%s is neither host nor device; using host", fold);
 }
 
 static int create_device(struct gpu *gpu, char *err, size_t err_size)

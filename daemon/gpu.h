@@ -100,9 +100,13 @@ struct gpu_info {
 	 * on the H200). */
 	bool reduce_product_exponents;
 	/* One-dispatch sums and products without an atomic tail leave their partials to the
-	 * host, where the atomic tails run (kern_host_fold(); the default, VKR_REDUCE_FOLD=host;
-	 * VKR_REDUCE_FOLD=device has the GPU's last workgroup fold them). */
+	 * host, where the atomic tails run and readback memory is cached (kern_host_fold(); the
+	 * default, VKR_REDUCE_FOLD=host; VKR_REDUCE_FOLD=device has the GPU's last workgroup
+	 * fold them). */
 	bool reduce_host_fold;
+	/* Readback memory is HOST_CACHED: the CPU reads it from its cache, not over the bus one
+	 * uncached load at a time (the host's fold reads up to 8 bytes per workgroup from it). */
+	bool readback_cached;
 	/* The reductions' workgroup tree is by subgroup shuffles (basic and shuffle in compute,
 	 * subgroups of 4 to 256, computeFullSubgroups), unless VKR_REDUCE_TREE=shared: else the
 	 * tree in shared memory. */

@@ -51,6 +51,8 @@ int gpu_memory_init(struct gpu *gpu)
 	gpu->memory_type[GPU_MEMORY_DEVICE] = (uint32_t)device;
 	gpu->memory_type[GPU_MEMORY_UPLOAD] = (uint32_t)upload;
 	gpu->memory_type[GPU_MEMORY_READBACK] = (uint32_t)readback;
+	gpu->info.readback_cached =
+		(gpu->memory_props.memoryTypes[readback].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
 	return 0;
 }
 

@@ -128,12 +128,6 @@ static const size_t *const kernel_size_dp[K_KERNELS][VKR_DTYPE_COUNT_] = {
 	DTYPE_SIZES_DP(reduce_hostfold),
 };
 
-/* Bytes of a reduction's accumulator (its partials): count-if counts in 32 bits. */
-static unsigned accumulator_bytes(bool count, vkr_dtype dtype)
-{
-	return count ? 4 : (unsigned)kern_dtype_size(dtype);
-}
-
 /* The builds without subgroup operations (TILE_BLELLOCH): the scan kernels' Blelloch tile scan
  * (tile_scan.glsl), the reductions' workgroup tree in shared memory. */
 static const uint32_t *const kernel_code_bl[K_KERNELS][VKR_DTYPE_COUNT_] = {
@@ -213,7 +207,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->atomic_tail = atomic;
 	s->host_fold = host_fold;
 	s->counts = count;
-	s->accumulator_bytes = s->reduction ? accumulator_bytes(count, dtype) : 0;
+	s->accumulator_bytes = s->reduction ? kern_accumulator_bytes(count, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
@@ -340,7 +334,7 @@ static uint64_t reduce_partials(const struct gpu *gpu, const struct kern_job *jo
 
 static uint64_t reduce_acc_bytes(const struct kern_job *job)
 {
-	return accumulator_bytes(job->op == VKR_OP_COUNT, job->dtype);
+	return kern_accumulator_bytes(job->op == VKR_OP_COUNT, job->dtype);
 }
 
 /* The job's single-pass pipeline: the staged one for host memory. */
@@ -581,7 +575,8 @@ bool kern_result_by_atomics(const struct gpu *gpu, const struct kern_job *job)
 
 bool kern_host_fold(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
-	return info->reduce_atomic_tails && info->reduce_host_fold && (op == VKR_OP_SUM || op == VKR_OP_PROD) &&
+	return info->reduce_atomic_tails && info->reduce_host_fold && info->readback_cached &&
+	       (op == VKR_OP_SUM || op == VKR_OP_PROD) &&
 	       !atomic_tail_for(info, dtype, op);
 }
 

@@ -250,7 +250,8 @@ bool kern_product_exponents(const struct gpu_info *info, vkr_dtype dtype, vkr_op
 /* Whether one-dispatch sums and products of this dtype and op without an atomic tail (float
  * sums but by limbs, float products, integer products but by exponents) leave their
  * partials to the host (reduce.comp's HOST_FOLD): where info.reduce_host_fold
- * (VKR_REDUCE_FOLD=host, the default) and the atomic tails run. Each workgroup stores its
+ * (VKR_REDUCE_FOLD=host, the default) and the atomic tails run, and readback memory is
+ * cached (info.readback_cached). Each workgroup stores its
  * partial into the result area and ends; kern_result_decode folds them as the GPU's last
  * workgroup would. The same bits as the partials' tails, but where the device flushes a subnormal. */
 bool kern_host_fold(const struct gpu_info *info, vkr_dtype dtype, vkr_op op);

@@ -16,6 +16,12 @@ static inline uint64_t kern_dtype_size(vkr_dtype dtype)
 	return dtype == VKR_DTYPE_F64 || dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 ? 8 : 4;
 }
 
+/* Bytes of a reduction's accumulator (its partials): count-if counts in 32 bits. */
+static inline unsigned kern_accumulator_bytes(bool count, vkr_dtype dtype)
+{
+	return count ? 4 : (unsigned)kern_dtype_size(dtype);
+}
+
 /* Pass 0's grid of a reduction in one buffer, from its address and size. */
 uint32_t kern_reduce_groups(const struct gpu *gpu, const struct kern_job *job);
 

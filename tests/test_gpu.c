@@ -146,10 +146,10 @@ static uint32_t reduce_u32_at(struct gpu *gpu, vkr_op op, uint64_t address, uint
 	struct gpu_buffer out, scratch;
 	struct kern_job job = { .kind = KERN_REDUCE, .op = op, .dtype = VKR_DTYPE_U32,
 				.n = n, .src = address };
-	assert_int_equal(gpu_buffer_create(gpu, 16, GPU_MEMORY_READBACK, &out), 0);
+	assert_int_equal(gpu_buffer_create(gpu, kern_result_bytes(gpu, &job), GPU_MEMORY_READBACK, &out), 0);
 	assert_int_equal(gpu_buffer_create(gpu, kern_scratch_bytes(gpu, &job) + 16, GPU_MEMORY_DEVICE, &scratch), 0);
 	job.dst = out.address;
-	memset(out.map, 0, 8); /* the slot reads zero when the work starts (kern.h) */
+	memset(out.map, 0, kern_result_bytes(gpu, &job)); /* zero when the work starts (kern.h) */
 	job.scratch = scratch.address;
 	assert_int_equal(kern_validate(gpu, &job, NULL, 0), 0);
 	struct gpu_cmd *cmd;
