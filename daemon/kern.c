@@ -332,11 +332,6 @@ static uint64_t reduce_partials(const struct gpu *gpu, const struct kern_job *jo
 	return partials;
 }
 
-static uint64_t reduce_acc_bytes(const struct kern_job *job)
-{
-	return kern_accumulator_bytes(job->op == VKR_OP_COUNT, job->dtype);
-}
-
 /* The job's single-pass pipeline: the staged one for host memory. */
 static uint32_t chained_pipeline(const struct kern_job *job)
 {
@@ -607,7 +602,7 @@ uint32_t kern_reduce_groups(const struct gpu *gpu, const struct kern_job *job)
 static bool flagged_partials(const struct gpu *gpu, const struct kern_job *job)
 {
 	return one_dispatch(gpu, job) && !no_last_workgroup(gpu, job) &&
-	       kern_flagged_partials(&gpu->info, (unsigned)reduce_acc_bytes(job));
+	       kern_flagged_partials(&gpu->info, (unsigned)kern_reduce_acc_bytes(job));
 }
 
 /* Table bytes of a job's flagged partials: each as its bits and their complement. */
@@ -615,7 +610,7 @@ static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (!flagged_partials(gpu, job))
 		return 0;
-	return align16(reduce_partials(gpu, job) * 2 * reduce_acc_bytes(job));
+	return align16(reduce_partials(gpu, job) * 2 * kern_reduce_acc_bytes(job));
 }
 
 /* The pipeline of the job's passes: one_dispatch's (pass 3, by an atomic tail where the job
@@ -687,7 +682,7 @@ static struct small_layout small_job_layout(const struct gpu *gpu, const struct 
 	l.pipeline = job->op == VKR_OP_COUNT ? PIPE_COUNT_SPREAD + job->dtype
 					     : PIPE_REDUCE_SPREAD + job->dtype * SCALAR_OPS + job->op;
 	l.entry_bytes = l.parts * sizeof(struct spread_job);
-	l.tail_bytes = align16(ARRIVAL_WORD_BYTES + l.parts * reduce_acc_bytes(job));
+	l.tail_bytes = align16(ARRIVAL_WORD_BYTES + l.parts * kern_reduce_acc_bytes(job));
 	return l;
 }
 
@@ -698,7 +693,7 @@ uint64_t kern_scratch_bytes(const struct gpu *gpu, const struct kern_job *job)
 	if (job->kind == KERN_REDUCE && (flagged_partials(gpu, job) || no_last_workgroup(gpu, job)))
 		return 0; /* its partials are in the command buffer's table, or it has none */
 	if (job->kind == KERN_REDUCE)
-		return align16(reduce_partials(gpu, job) * reduce_acc_bytes(job));
+		return align16(reduce_partials(gpu, job) * kern_reduce_acc_bytes(job));
 	if (single_pass(gpu, job))
 		return chained_layout(gpu, job).end;
 	return align16(scan_tiles(gpu, job) * kern_dtype_size(job->dtype));
@@ -932,7 +927,7 @@ static void record_reduce_phase(struct recorder *rec, const struct kern_job *job
 			}
 		}
 		dispatch(rec, pipe, &p, sizeof(p), plan.groups);
-		partials += plan.groups * reduce_acc_bytes(job);
+		partials += plan.groups * kern_reduce_acc_bytes(job);
 	}
 }
 

@@ -22,6 +22,12 @@ static inline unsigned kern_accumulator_bytes(bool count, vkr_dtype dtype)
 	return count ? 4 : (unsigned)kern_dtype_size(dtype);
 }
 
+/* Bytes of the job's accumulator (its partials, or each entry of a host-folded area). */
+static inline uint64_t kern_reduce_acc_bytes(const struct kern_job *job)
+{
+	return kern_accumulator_bytes(job->op == VKR_OP_COUNT, job->dtype);
+}
+
 /* Pass 0's grid of a reduction in one buffer, from its address and size. */
 uint32_t kern_reduce_groups(const struct gpu *gpu, const struct kern_job *job);
 

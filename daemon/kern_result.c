@@ -36,7 +36,7 @@ static bool product_exponents(const struct gpu *gpu, const struct kern_job *job)
 uint64_t kern_result_bytes(const struct gpu *gpu, const struct kern_job *job)
 {
 	if (kern_result_by_host_fold(gpu, job))
-		return kern_reduce_most_groups(gpu, job) * kern_accumulator_bytes(job->op == VKR_OP_COUNT, job->dtype);
+		return kern_reduce_most_groups(gpu, job) * kern_reduce_acc_bytes(job);
 	if (product_exponents(gpu, job))
 		return 8 * EXPONENT_WORDS;
 	if (!limb_sum(gpu, job))

@@ -50,13 +50,13 @@ ACC key_op(ACC a, ACC b) { return uint(OP == 2u ? min(int(a), int(b)) : max(int(
 // The NaN probe (fold_strided): an element's magnitude bits, above PROBE_NAN for a NaN.
 uint nan_probe(T x) { return floatBitsToUint(x) & 0x7fffffffu; }
 #define PROBE_NAN 0x7f800000u
-#define NAN_VALUE uintBitsToFloat(0x7fc00000u)
+#define NAN_VALUE uintBitsToFloat(0x7fc00000u) // the quiet NaN every NaN result comes back as
 ACC plain_key(T x) { return uint(order_key(x)); }
 T key_value(ACC k)
 {
 	int x = int(k);
 	if (x == (OP == 2u ? int(0x80000000u) : 0x7fffffff))
-		return uintBitsToFloat(0x7fc00000u);
+		return NAN_VALUE;
 	return intBitsToFloat(x ^ ((x >> 31) & 0x7fffffff));
 }
 #else
@@ -77,12 +77,12 @@ uint nan_probe(T x)
 	return (b.y & 0x7fffffffu) + uint(b.x != 0u);
 }
 #define PROBE_NAN 0x7ff00000u
-#define NAN_VALUE packDouble2x32(uvec2(0u, 0x7ff80000u))
+#define NAN_VALUE packDouble2x32(uvec2(0u, 0x7ff80000u)) // the quiet NaN of every NaN result
 ACC plain_key(T x) { return uvec2(order_key(x)); }
 T key_value(ACC k)
 {
 	if (k == nan_key())
-		return packDouble2x32(uvec2(0u, 0x7ff80000u));
+		return NAN_VALUE;
 	ivec2 x = ivec2(k);
 	int flip = x.y >> 31;
 	return packDouble2x32(uvec2(ivec2(x.x ^ flip, x.y ^ (flip & 0x7fffffff))));
