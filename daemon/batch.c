@@ -1014,8 +1014,10 @@ static void retire(struct batch *b)
 	}
 }
 
-/* Answers every batch that completed, writes the replies, then does the bookkeeping. */
-static void process_completions(struct batch *b)
+/* Answers every batch that completed, writes the replies, then does the bookkeeping.
+ * loop_seen: a timeline value the polling loop read from the GPU itself (0: none), which
+ * may be ahead of the completion thread's. */
+static void process_completions(struct batch *b, uint64_t loop_seen)
 {
 	struct vkrd *d = b->d;
 	uint64_t done, wake_ns = vkrd_now_ns(), timed0 = d->stats.req_timed, written_ns;
@@ -1027,6 +1029,15 @@ static void process_completions(struct batch *b)
 	for (struct inflight *f = b->oldest; f && f->value <= done; f = f->next)
 		f->done_ns = b->done_ns[f->slot];
 	pthread_mutex_unlock(&b->mu);
+	/* Batches the loop saw complete before the completion thread did: their done_ns slots
+	 * are not written yet, so they count as seen now (no wake-up). The thread still waits
+	 * for them, finds them done and wakes the loop, which then has nothing to answer. */
+	for (struct inflight *f = b->oldest; f && f->value > done && f->value <= loop_seen; f = f->next) {
+		f->done_ns = wake_ns;
+		d->stats.batches_seen_by_loop++;
+	}
+	if (loop_seen > done)
+		done = loop_seen;
 	if (!b->oldest || (b->oldest->value > done && !lost))
 		return; /* already answered (the loop was polling) */
 	while (b->oldest && (b->oldest->value <= done || lost))
@@ -1053,18 +1064,29 @@ static void process_completions(struct batch *b)
 
 static void on_async(uv_async_t *handle)
 {
-	process_completions(handle->data);
+	process_completions(handle->data, 0);
 }
 
 /* While the loop polls (VKR_LOOP_SPIN_US after a submission or a completion), a completed
  * batch is answered without waiting for the completion thread's wake-up of the loop, and a
- * client's next request is read without the loop's own wake-up. */
+ * client's next request is read without the loop's own wake-up. The loop reads the GPU's
+ * timeline itself rather than only the completion thread's hint, so that its answer does
+ * not wait for that thread to be scheduled: on one H100 host some daemons paid ~24 us per
+ * request between the thread seeing a batch complete and the polling loop answering it
+ * (BENCHMARKS, session 34, run S34-6). */
 static void on_loop_idle(uv_idle_t *handle)
 {
 	struct batch *b = handle->data;
 
-	if (b->oldest && b->oldest->value <= atomic_load_explicit(&b->done_hint, memory_order_acquire))
-		process_completions(b);
+	if (b->oldest) {
+		if (b->oldest->value <= atomic_load_explicit(&b->done_hint, memory_order_acquire))
+			process_completions(b, 0);
+		else {
+			uint64_t seen = gpu_completed_value(b->d->gpu);
+			if (b->oldest->value <= seen)
+				process_completions(b, seen);
+		}
+	}
 	if (vkrd_now_ns() >= b->loop_spin_until) {
 		uv_idle_stop(&b->idle);
 		b->idle_active = false;
@@ -1133,6 +1155,10 @@ static int start_thread(struct batch *b)
 	int r = pthread_create(&b->thread, NULL, completion_main, b);
 
 	b->thread_started = r == 0;
+	/* Named for top -H, perf and /proc/PID/task: where it runs decides a lone client's
+	 * latency on some hosts (BENCHMARKS, session 35). A name is only a label: ignore failure. */
+	if (r == 0)
+		(void)pthread_setname_np(b->thread, "vkr-complete");
 	return r;
 }
 

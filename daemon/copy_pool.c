@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,9 @@ int copy_pool_create(unsigned threads, struct copy_pool **out)
 			return -r;
 		}
 		p->nthreads++;
+		char name[16]; /* the kernel's limit, with the NUL */
+		snprintf(name, sizeof(name), "vkr-copy-%u", i);
+		(void)pthread_setname_np(p->threads[i], name); /* a label only */
 	}
 	*out = p;
 	return 0;

@@ -907,8 +907,9 @@ static int compile_all(struct gpu *gpu, char *err, size_t err_size)
 	size_t helpers = cores > 1 ? (size_t)(cores < 8 ? cores : 8) - 1 : 0;
 	pthread_t threads[7];
 	size_t started = 0;
+	/* Fewer helpers if a thread cannot start: this thread compiles too. */
 	while (started < helpers && pthread_create(&threads[started], NULL, compile_worker, &q) == 0)
-		started++; /* fewer helpers if a thread cannot start: this thread compiles too */
+		(void)pthread_setname_np(threads[started++], "vkr-compile"); /* a label only */
 	compile_worker(&q);
 	for (size_t t = 0; t < started; t++)
 		pthread_join(threads[t], NULL);

@@ -51,9 +51,11 @@ struct stats {
 	uint64_t queue_ns_max;
 	uint64_t gpu_ns;                             /* sum of command buffer GPU times */
 	uint64_t gpu_ns_max;
+	uint64_t batches_seen_by_loop;               /* seen complete by the polling loop first */
 	/* Per request, for jobs answered after their batch completed (req_timed of them):
-	 * received -> submitted, submitted -> completion seen by the completion thread,
-	 * completion seen -> the loop woke for it, loop woke -> replies written. */
+	 * received -> submitted, submitted -> completion seen by the completion thread (or by
+	 * the polling loop, batches_seen_by_loop, whose wake is then 0), completion seen -> the
+	 * loop woke for it, loop woke -> replies written. */
 	uint64_t req_queue_ns;
 	uint64_t req_gpu_ns;
 	uint64_t req_wake_ns;
