@@ -335,6 +335,14 @@ const bool LANE_FOLD_AGGREGATE = OP >= 2u;
 #else
 const bool LANE_FOLD_AGGREGATE = false;
 #endif
+// Where the rows are scanned early and the aggregate comes from the rows' scans (8-byte sums
+// and products), each row is scanned within its subgroup's chunk as soon as its subgroup
+// scan is known, so no row's inclusive scan is held until the chunks' totals meet: the
+// chunk's prefix is combined into the earlier tiles' prefix instead, once per lane, and each
+// output is op(op(excl, chunk prefix), its scan in the chunk), a fixed shape. At 14 rows
+// the held scans were 28 of the f64 sum's 128 registers (two workgroups per
+// multiprocessor).
+const bool ROWS_SCANNED_IN_CHUNK = LOCAL_SCAN_EARLY && !LANE_FOLD_AGGREGATE && PARK_ROWS == 0u;
 
 // The prefix in the tile before this lane's vector of row r, whose lanes' inclusive scan is
 // incl_r; run holds the fold of everything in the tile before row r (has: whether there is
@@ -842,6 +850,34 @@ void main()
 		VT x[CHUNK_ROWS];
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 			x[r] = load_row(tile, false, r);
+		// Only the part's first element has nothing before it in the part.
+		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
+		if (ROWS_SCANNED_IN_CHUNK) {
+			// run after row r is carry_row's fold of the row totals: the shape
+			// chunk_aggregate computes for a fallback.
+			T run = SCAN_NEUTRAL, chunk_prefix;
+			bool has = false, lane_has = gl_SubgroupInvocationID > 0u;
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+				T incl = subgroup_inclusive(fold_vec(x[r]));
+				x[r] = row_local_scan(r > 0u || lane_has, row_prefix(incl, run, has), x[r]);
+			}
+			T total = chunks_total(run, chunk_prefix);
+			if (lid == 0u)
+				publish(tile_entry(tile), total);
+			memoryBarrierBuffer(); // as below
+			barrier();
+			memoryBarrierBuffer();
+			bool has_excl = tile > 0u;
+			T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
+			excl = with_parts_before(lid, tile, has_excl, excl, total);
+			if (gl_SubgroupID > 0u) {
+				excl = has_excl ? scan_op(excl, chunk_prefix) : chunk_prefix;
+				has_excl = true;
+			}
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+				store_scanned_row(tile, false, r, x[r], has_excl, excl);
+			return;
+		}
 		// Each row's inclusive scan across the subgroup, and the chunk's total: the shape
 		// chunk_aggregate computes for a fallback.
 		T incl[CHUNK_ROWS], carry = SCAN_NEUTRAL, chunk_prefix;
@@ -871,8 +907,6 @@ void main()
 		if (LANE_FOLD_AGGREGATE)
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 				incl[r] = subgroup_inclusive(fold_vec(x[r]));
-		// Only the part's first element has nothing before it in the part.
-		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
 		T run = chunk_prefix;
 		bool has = gl_SubgroupID > 0u;
 		if (LOCAL_SCAN_EARLY) {
