@@ -13,10 +13,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,12 +82,22 @@ static void bench_latency(const struct cfg *cfg)
 	for (int i = 0; i < 200 || now_s() < warm_until; i++)
 		if ((err = vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_F32, x, (size_t)cfg->size, NULL, &v)) < 0)
 			die("reduce", err);
+	/* How often the client slept (voluntary context switches) and was preempted during the
+	 * timed calls, and where it ran: a call whose reply comes after the client library's
+	 * polling window (VKR_CLIENT_SPIN_US) sleeps, and its wake-up lengthens the call. */
+	struct rusage ru0, ru1;
+	int cpu0 = sched_getcpu();
+	if (getrusage(RUSAGE_THREAD, &ru0) != 0)
+		die("getrusage", -errno);
 	for (int i = 0; i < cfg->latency_iters; i++) {
 		double t0 = now_s();
 		if ((err = vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_F32, x, (size_t)cfg->size, NULL, &v)) < 0)
 			die("reduce", err);
 		t[i] = (now_s() - t0) * 1e6;
 	}
+	if (getrusage(RUSAGE_THREAD, &ru1) != 0)
+		die("getrusage", -errno);
+	int cpu1 = sched_getcpu();
 	qsort(t, (size_t)cfg->latency_iters, sizeof(double), cmp_double);
 	double mean = 0;
 	for (int i = 0; i < cfg->latency_iters; i++)
@@ -95,6 +107,9 @@ static void bench_latency(const struct cfg *cfg)
 	printf("| p50 (us) | p99 (us) | mean (us) | min (us) |\n|---:|---:|---:|---:|\n");
 	printf("| %.1f | %.1f | %.1f | %.1f |\n\n", t[cfg->latency_iters / 2],
 	       t[(int)(cfg->latency_iters * 0.99)], mean, t[0]);
+	printf("client: %.2f sleeps and %.2f preemptions per call; on CPU %d, then %d\n\n",
+	       (double)(ru1.ru_nvcsw - ru0.ru_nvcsw) / cfg->latency_iters,
+	       (double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / cfg->latency_iters, cpu0, cpu1);
 	vkr_close(c);
 	free(x);
 	free(t);

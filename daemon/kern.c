@@ -392,11 +392,11 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 	switch (op) {
 	case VKR_OP_SUM:
 		if (wide)
-			return dtype == VKR_DTYPE_F64 ? 14 : 10;
+			return dtype == VKR_DTYPE_F64 ? 16 : 10;
 		break;
 	case VKR_OP_PROD:
 		if (wide)
-			return 14;
+			return dtype == VKR_DTYPE_F64 ? 16 : 14;
 		break;
 	case VKR_OP_MIN:
 	case VKR_OP_MAX:

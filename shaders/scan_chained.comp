@@ -335,14 +335,20 @@ const bool LANE_FOLD_AGGREGATE = OP >= 2u;
 #else
 const bool LANE_FOLD_AGGREGATE = false;
 #endif
-// Where the rows are scanned early and the aggregate comes from the rows' scans (8-byte sums
-// and products), each row is scanned within its subgroup's chunk as soon as its subgroup
-// scan is known, so no row's inclusive scan is held until the chunks' totals meet: the
-// chunk's prefix is combined into the earlier tiles' prefix instead, once per lane, and each
-// output is op(op(excl, chunk prefix), its scan in the chunk), a fixed shape. At 14 rows
-// the held scans were 28 of the f64 sum's 128 registers (two workgroups per
-// multiprocessor).
+// For the f64 sum and product, each row is scanned within its subgroup's chunk as soon as
+// its subgroup scan is known, so no row's inclusive scan is held until the chunks' totals
+// meet: the chunk's prefix is combined into the earlier tiles' prefix instead, once per
+// lane, and each output is op(op(excl, chunk prefix), its scan in the chunk), a fixed shape.
+// The tile is published after its rows' scans rather than before: at the same rows that
+// cost time (H100, 2^28, run S35-1: f64 sum at 14 rows 1728 -> 1742 us, i64 sum at 10 rows
+// 1591 -> 1662), but it frees the registers the held scans took, so that 16 rows fit
+// without spilling: f64 sum and product 1728 / 1724 us at 14 rows -> 1622 / 1620 at 16
+// (i64 sum 1622 at 16, slower than 1591 at 10 without it; i64 product 2019).
+#if defined(DTYPE_F64)
 const bool ROWS_SCANNED_IN_CHUNK = LOCAL_SCAN_EARLY && !LANE_FOLD_AGGREGATE && PARK_ROWS == 0u;
+#else
+const bool ROWS_SCANNED_IN_CHUNK = false;
+#endif
 
 // The prefix in the tile before this lane's vector of row r, whose lanes' inclusive scan is
 // incl_r; run holds the fold of everything in the tile before row r (has: whether there is
