@@ -428,6 +428,9 @@ static void read_info(struct gpu *gpu)
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES,
 	};
 	bool size_control_known = base.apiVersion >= VK_API_VERSION_1_3 || gpu->has_subgroup_size_control_ext;
+	VkPhysicalDevicePCIBusInfoPropertiesEXT pci = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT,
+	};
 	VkPhysicalDeviceProperties2 props = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 };
 	/* Chain only the structures this device knows (maintenance4 is core from 1.3). */
 	void *chain = NULL;
@@ -445,6 +448,8 @@ static void read_info(struct gpu *gpu)
 		CHAIN(host);
 	if (gpu->has_sm_builtins)
 		CHAIN(sm);
+	if (gpu->has_pci_bus_info)
+		CHAIN(pci);
 #undef CHAIN
 	props.pNext = chain;
 	vkGetPhysicalDeviceProperties2(gpu->physical, &props);
@@ -457,6 +462,10 @@ static void read_info(struct gpu *gpu)
 	info->api_version = p->apiVersion;
 	snprintf(info->driver, sizeof(info->driver), "%.120s%s%.120s", drv.driverName,
 		 drv.driverInfo[0] ? " " : "", drv.driverInfo);
+	info->pci_address[0] = '\0';
+	if (gpu->has_pci_bus_info)
+		snprintf(info->pci_address, sizeof(info->pci_address), "%04x:%02x:%02x.%x",
+			 pci.pciDomain, pci.pciBus & 0xffu, pci.pciDevice & 0x1fu, pci.pciFunction & 0x7u);
 	info->subgroup_size = sub.subgroupSize;
 	/* Whole subgroups for every pipeline, where the device can promise them: every kernel is
 	 * 256 invocations wide, which must be a multiple of the largest subgroup. */
@@ -989,6 +998,7 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	gpu->has_host_import_ext = has_device_ext(gpu->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
 				   !env_flag("VKR_NO_HOST_IMPORT");
 	gpu->has_sm_builtins = has_device_ext(gpu->physical, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+	gpu->has_pci_bus_info = has_device_ext(gpu->physical, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
 	gpu->has_subgroup_size_control_ext = has_device_ext(gpu->physical, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
 	if (env_flag("VKR_PIPELINE_STATS")) {
 		gpu->pipeline_stats = pipeline_statistics_supported(gpu->physical);

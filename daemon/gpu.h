@@ -56,6 +56,9 @@ struct gpu_info {
 	uint32_t device_id;
 	uint32_t api_version;
 	char driver[256];              /* driver name and info, may be empty */
+	/* The device's PCI address, "dddd:bb:dd.f" (VK_EXT_pci_bus_info), or "" where the driver
+	 * does not say (lavapipe): where its interrupts land (daemon/irq_cpus.c). */
+	char pci_address[24];
 	uint32_t subgroup_size;
 	uint32_t max_shared_memory;    /* maxComputeSharedMemorySize */
 	bool denorm_preserve32;        /* shaders can keep f32 subnormals (DenormPreserve) */

@@ -36,6 +36,7 @@ struct gpu {
 	uint64_t wait_spin_ns;   /* gpu_wait polls this long before blocking */
 	bool has_host_import_ext;
 	bool has_sm_builtins;
+	bool has_pci_bus_info;
 	bool has_subgroup_size_control_ext; /* VK_EXT_subgroup_size_control (core from 1.3) */
 	/* computeFullSubgroups is enabled and every pipeline is created to run whole subgroups:
 	 * the kernels' subgroup operations (the chunked scans' rows, the reductions' xor

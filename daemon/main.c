@@ -29,6 +29,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "gpu.h"
+#include "irq_cpus.h"
 #include "log.h"
 #include "notify.h"
 #include "proto_names.h"
@@ -482,6 +483,8 @@ int main(int argc, char **argv)
 		goto out_config;
 	}
 	log_device(d.gpu, cache);
+	/* Before batch_create starts the completion and copy threads, which inherit it. */
+	irq_cpus_avoid_for_thread(gpu_get_info(d.gpu)->pci_address);
 	if ((r = uv_loop_init(&loop))) {
 		log_error("uv_loop_init: %s", uv_strerror(r));
 		gpu_destroy(d.gpu);

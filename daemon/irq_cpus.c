@@ -1,0 +1,199 @@
+/* irq_cpus.c: which CPUs take the GPU's interrupts, and keeping the daemon's threads off
+ * them (irq_cpus.h says why). */
+
+#include "irq_cpus.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+int irq_cpus_parse_list(const char *list, cpu_set_t *out)
+{
+	const char *p = list;
+
+	CPU_ZERO(out);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '\n' || *p == '\0')
+		return 0;
+	for (;;) {
+		char *end;
+		unsigned long first, last;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		first = strtoul(p, &end, 10);
+		last = first;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			last = strtoul(p, &end, 10);
+			p = end;
+		}
+		if (last < first || last >= CPU_SETSIZE)
+			return -EINVAL;
+		for (unsigned long cpu = first; cpu <= last; cpu++)
+			CPU_SET(cpu, out);
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		return *p == '\0' ? 0 : -EINVAL;
+	}
+}
+
+/* Reads the first line of path into buf; 0 or a negative errno. */
+static int read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)size, f))
+		r = ferror(f) ? -EIO : -ENODATA;
+	fclose(f);
+	return r;
+}
+
+/* Adds the effective affinity of interrupt irq to out, where the kernel says it. */
+static void add_irq(const char *proc_root, unsigned long irq, cpu_set_t *out)
+{
+	char path[256], line[4096];
+	cpu_set_t cpus;
+
+	snprintf(path, sizeof(path), "%s/irq/%lu/effective_affinity_list", proc_root, irq);
+	if (read_line(path, line, sizeof(line)) != 0 || irq_cpus_parse_list(line, &cpus) != 0)
+		return; /* not requested, or a kernel without effective affinities: nothing known */
+	CPU_OR(out, out, &cpus);
+}
+
+/* Whether name is a whole decimal number, as the entries of msi_irqs are. */
+static bool is_number(const char *name, unsigned long *value)
+{
+	char *end;
+
+	if (name[0] < '0' || name[0] > '9')
+		return false;
+	*value = strtoul(name, &end, 10);
+	return *end == '\0';
+}
+
+int irq_cpus_of_pci_device(const char *sysfs_root, const char *proc_root, const char *pci_address,
+			   cpu_set_t *out)
+{
+	char path[512], line[64];
+	unsigned long irq;
+	DIR *dir;
+
+	CPU_ZERO(out);
+	/* The address comes from the driver: keep it from naming anything but a device. */
+	if (!pci_address[0] || strchr(pci_address, '/') || strstr(pci_address, ".."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s", sysfs_root, pci_address);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	closedir(dir);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/msi_irqs", sysfs_root, pci_address);
+	if ((dir = opendir(path))) {
+		struct dirent *e;
+		while ((e = readdir(dir)))
+			if (is_number(e->d_name, &irq))
+				add_irq(proc_root, irq, out);
+		closedir(dir);
+	}
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/irq", sysfs_root, pci_address);
+	if (read_line(path, line, sizeof(line)) == 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (is_number(line, &irq) && irq != 0)
+			add_irq(proc_root, irq, out);
+	}
+	return 0;
+}
+
+bool irq_cpus_plan(const cpu_set_t *allowed, const cpu_set_t *avoid, cpu_set_t *keep)
+{
+	cpu_set_t taken;
+
+	CPU_AND(&taken, allowed, avoid);
+	/* keep = allowed without avoid: CPU_XOR of allowed with its part in avoid. */
+	CPU_XOR(keep, allowed, &taken);
+	if (CPU_COUNT(&taken) == 0 || CPU_COUNT(keep) == 0) {
+		*keep = *allowed;
+		return false;
+	}
+	return true;
+}
+
+const char *irq_cpus_format(const cpu_set_t *set, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, set))
+			continue;
+		int last = cpu;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+			last++;
+		int n = last == cpu ? snprintf(buf + len, size - len, "%s%d", len ? "," : "", cpu)
+				    : snprintf(buf + len, size - len, "%s%d-%d", len ? "," : "", cpu, last);
+		if (n < 0 || (size_t)n >= size - len) {
+			buf[len] = '\0'; /* what fits, whole entries only */
+			return buf;
+		}
+		len += (size_t)n;
+		cpu = last;
+	}
+	return buf;
+}
+
+void irq_cpus_avoid_for_thread(const char *pci_address)
+{
+	const char *mode = getenv("VKR_GPU_IRQ_CPUS");
+	cpu_set_t allowed, avoid, keep;
+	char avoid_text[128], keep_text[128];
+	int r;
+
+	if (mode && strcmp(mode, "off") == 0)
+		return;
+	if (mode && *mode && strcmp(mode, "avoid") != 0)
+		log_warn("VKR_GPU_IRQ_CPUS=%s: unknown (avoid or off); avoiding", mode);
+	if (!pci_address[0])
+		return; /* the driver gives no PCI address (lavapipe) */
+	if ((r = irq_cpus_of_pci_device("/sys", "/proc", pci_address, &avoid)) < 0) {
+		log_debug("GPU interrupts: %s not found in sysfs (%s)", pci_address, strerror(-r));
+		return;
+	}
+	if ((r = pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed)) != 0) {
+		log_warn("GPU interrupts: cannot read this thread's CPUs: %s", strerror(r));
+		return;
+	}
+	if (!irq_cpus_plan(&allowed, &avoid, &keep)) {
+		log_debug("GPU interrupts on CPUs %s: nothing to avoid among %s",
+			  irq_cpus_format(&avoid, avoid_text, sizeof(avoid_text)),
+			  irq_cpus_format(&allowed, keep_text, sizeof(keep_text)));
+		return;
+	}
+	irq_cpus_format(&avoid, avoid_text, sizeof(avoid_text));
+	irq_cpus_format(&keep, keep_text, sizeof(keep_text));
+	if ((r = pthread_setaffinity_np(pthread_self(), sizeof(keep), &keep)) != 0) {
+		log_warn("GPU interrupts on CPUs %s: cannot keep to CPUs %s: %s", avoid_text, keep_text,
+			 strerror(r));
+		return;
+	}
+	log_info("the GPU's interrupts land on CPU %s: the daemon's threads keep to CPUs %s "
+		 "(VKR_GPU_IRQ_CPUS=off leaves them anywhere)", avoid_text, keep_text);
+}

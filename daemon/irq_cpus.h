@@ -1,0 +1,46 @@
+/*
+ * irq_cpus: which CPUs take the GPU's interrupts, and keeping the daemon's threads off them.
+ *
+ * The GPU raises an interrupt for about every batch it completes, on the CPU the kernel
+ * assigned to the device's interrupt vector. A thread that spins there (the daemon's loop,
+ * its completion thread) is interrupted at every completion; in a virtual machine each such
+ * interrupt also exits to the host. On an H100 host (KVM guest, 16 vCPUs) a lone
+ * synchronous client's p50 was 69-76 us with the loop pinned to that CPU and 36-37 us with
+ * it on another (docs/BENCHMARKS.md, session 35, run S35-3).
+ */
+#ifndef VKRD_IRQ_CPUS_H
+#define VKRD_IRQ_CPUS_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Parses a kernel CPU list ("0-3,14", "5", "") into out. 0, or -EINVAL for a malformed list
+ * or a CPU beyond CPU_SETSIZE. */
+int irq_cpus_parse_list(const char *list, cpu_set_t *out);
+
+/* The CPUs that service the interrupts of the PCI device at pci_address ("dddd:bb:dd.f"):
+ * the effective affinity (PROC/irq/N/effective_affinity_list) of each of its MSI or MSI-X
+ * vectors (SYSFS/bus/pci/devices/ADDRESS/msi_irqs/N) and of its legacy line
+ * (SYSFS/bus/pci/devices/ADDRESS/irq, where not 0). sysfs_root and proc_root are "/sys" and
+ * "/proc" (tests pass trees of their own). 0 with out filled (possibly empty: no vector
+ * with a known effective affinity), or a negative errno where the device is not in sysfs. */
+int irq_cpus_of_pci_device(const char *sysfs_root, const char *proc_root, const char *pci_address,
+			   cpu_set_t *out);
+
+/* The CPUs the daemon's threads keep to: allowed without avoid, where that leaves at least
+ * one CPU and avoid took any. Returns whether keep differs from allowed (there is something
+ * to do). */
+bool irq_cpus_plan(const cpu_set_t *allowed, const cpu_set_t *avoid, cpu_set_t *keep);
+
+/* Formats set as a CPU list ("3,14-15") into buf; returns buf. */
+const char *irq_cpus_format(const cpu_set_t *set, char *buf, size_t size);
+
+/* For the daemon's start, on its main thread (the loop), before it starts the completion and
+ * copy threads, which inherit the result: restricts the calling thread to the CPUs it may
+ * run on other than those taking the interrupts of the GPU at pci_address (no change where
+ * that address is "" or unknown to sysfs, no vector has an effective affinity, or no CPU
+ * would be left). VKR_GPU_IRQ_CPUS=off leaves the affinity alone. Logs what it did. */
+void irq_cpus_avoid_for_thread(const char *pci_address);
+
+#endif

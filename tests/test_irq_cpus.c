@@ -1,0 +1,171 @@
+/* Unit tests of daemon/irq_cpus.c: CPU lists, finding a PCI device's interrupt CPUs in a
+ * sysfs and proc tree made here, and the plan that keeps the daemon off them. */
+
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "irq_cpus.h"
+
+static void set_of(cpu_set_t *set, const int *cpus, size_t n)
+{
+	CPU_ZERO(set);
+	for (size_t i = 0; i < n; i++)
+		CPU_SET(cpus[i], set);
+}
+
+static void test_lists_parse(void **state)
+{
+	(void)state;
+	cpu_set_t got, want;
+
+	assert_int_equal(irq_cpus_parse_list("0-3,14\n", &got), 0);
+	set_of(&want, (const int[]){ 0, 1, 2, 3, 14 }, 5);
+	assert_true(CPU_EQUAL(&got, &want));
+	assert_int_equal(irq_cpus_parse_list("7", &got), 0);
+	assert_int_equal(CPU_COUNT(&got), 1);
+	assert_true(CPU_ISSET(7, &got));
+	assert_int_equal(irq_cpus_parse_list("\n", &got), 0);
+	assert_int_equal(CPU_COUNT(&got), 0);
+	const char *bad[] = { "x", "1-", "3-1", "1,,2", "1;2", "-1", "99999999", "1 2" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(irq_cpus_parse_list(bad[i], &got), -EINVAL);
+}
+
+static void test_lists_format(void **state)
+{
+	(void)state;
+	cpu_set_t set;
+	char buf[64], tiny[5];
+
+	set_of(&set, (const int[]){ 0, 1, 2, 5, 7, 8 }, 6);
+	assert_string_equal(irq_cpus_format(&set, buf, sizeof(buf)), "0-2,5,7-8");
+	/* Only whole entries where the buffer is short. */
+	assert_string_equal(irq_cpus_format(&set, tiny, sizeof(tiny)), "0-2");
+	CPU_ZERO(&set);
+	assert_string_equal(irq_cpus_format(&set, buf, sizeof(buf)), "");
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void make_dir(const char *path)
+{
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
+/* A tree with device 0000:00:06.0: MSI-X vectors 42 (effective CPU 14), 43 (effective 3) and
+ * 44 (no effective affinity file: not requested), legacy line 0; and device 0000:00:07.0
+ * with only legacy line 11 (effective CPU 5). */
+static void test_device_interrupt_cpus_found(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/vkr-irq-XXXXXX", sys[PATH_MAX], proc[PATH_MAX], p[PATH_MAX * 2];
+	cpu_set_t got, want;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	const char *dirs[] = { "sys", "sys/bus", "sys/bus/pci", "sys/bus/pci/devices",
+			       "sys/bus/pci/devices/0000:00:06.0", "sys/bus/pci/devices/0000:00:06.0/msi_irqs",
+			       "sys/bus/pci/devices/0000:00:07.0", "proc", "proc/irq", "proc/irq/42",
+			       "proc/irq/43", "proc/irq/44", "proc/irq/11" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+		make_dir(p);
+	}
+	const char *files[][2] = {
+		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/42", "msix\n" },
+		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/43", "msix\n" },
+		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/44", "msix\n" },
+		{ "sys/bus/pci/devices/0000:00:06.0/irq", "0\n" },
+		{ "sys/bus/pci/devices/0000:00:07.0/irq", "11\n" },
+		{ "proc/irq/42/effective_affinity_list", "14\n" },
+		{ "proc/irq/43/effective_affinity_list", "3\n" },
+		{ "proc/irq/44/smp_affinity_list", "0-15\n" },
+		{ "proc/irq/11/effective_affinity_list", "5\n" },
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, files[i][0]);
+		write_file(p, files[i][1]);
+	}
+
+	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "0000:00:06.0", &got), 0);
+	set_of(&want, (const int[]){ 3, 14 }, 2);
+	assert_true(CPU_EQUAL(&got, &want));
+	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "0000:00:07.0", &got), 0);
+	set_of(&want, (const int[]){ 5 }, 1);
+	assert_true(CPU_EQUAL(&got, &want));
+	/* Unknown to sysfs, empty, or an address that names a path: refused, nothing found. */
+	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "0000:00:08.0", &got), -ENOENT);
+	assert_int_equal(CPU_COUNT(&got), 0);
+	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "", &got), -EINVAL);
+	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "../../etc", &got), -EINVAL);
+
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_plan_keeps_other_cpus(void **state)
+{
+	(void)state;
+	cpu_set_t allowed, avoid, keep, want;
+
+	/* 16 CPUs, interrupts on 14: keep the other 15. */
+	CPU_ZERO(&allowed);
+	for (int i = 0; i < 16; i++)
+		CPU_SET(i, &allowed);
+	set_of(&avoid, (const int[]){ 14 }, 1);
+	assert_true(irq_cpus_plan(&allowed, &avoid, &keep));
+	assert_int_equal(CPU_COUNT(&keep), 15);
+	assert_false(CPU_ISSET(14, &keep));
+
+	/* Interrupts on CPUs the daemon may not use anyway: nothing to do. */
+	set_of(&allowed, (const int[]){ 1, 2 }, 2);
+	set_of(&avoid, (const int[]){ 7 }, 1);
+	assert_false(irq_cpus_plan(&allowed, &avoid, &keep));
+	assert_true(CPU_EQUAL(&keep, &allowed));
+
+	/* Every allowed CPU takes interrupts: stay where allowed rather than nowhere. */
+	set_of(&avoid, (const int[]){ 1, 2, 3 }, 3);
+	assert_false(irq_cpus_plan(&allowed, &avoid, &keep));
+	assert_true(CPU_EQUAL(&keep, &allowed));
+
+	/* Some of them. */
+	set_of(&avoid, (const int[]){ 2 }, 1);
+	assert_true(irq_cpus_plan(&allowed, &avoid, &keep));
+	set_of(&want, (const int[]){ 1 }, 1);
+	assert_true(CPU_EQUAL(&keep, &want));
+
+	/* No interrupt CPU known. */
+	CPU_ZERO(&avoid);
+	assert_false(irq_cpus_plan(&allowed, &avoid, &keep));
+	assert_true(CPU_EQUAL(&keep, &allowed));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lists_parse),
+		cmocka_unit_test(test_lists_format),
+		cmocka_unit_test(test_device_interrupt_cpus_found),
+		cmocka_unit_test(test_plan_keeps_other_cpus),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
