@@ -371,9 +371,13 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 		return info->scan_chunk_rows_override;
 	/* On the H200 at 2^28 (docs/BENCHMARKS.md, sessions 24 and 25). The driver's registers
 	 * per invocation decide more than the tile's arithmetic, so every count was timed.
-	 * 14 rows (56 KiB tiles, 128 registers) for the f64 sum and product and the i64 and u64
-	 * products: f64 sum 1427 -> 1317 us (12 rows 1380, 13 1331, 9 1341, 15 1387 with spills;
-	 * runs S24-2, S24-3, S25-1, S25-2), i64 product 1477 -> 1416 (9 rows 1604, 13 1629).
+	 * 14 rows (56 KiB tiles, 128 registers) for the i64 and u64 products: 1477 -> 1416 (9
+	 * rows 1604, 13 1629). The f64 sum and product had 14 too (1427 -> 1317 us; 12 rows 1380,
+	 * 13 1331, 9 1341, 15 1387 with spills; runs S24-2, S24-3, S25-1, S25-2) until their rows
+	 * were scanned within their chunk (scan_chained.comp's ROWS_SCANNED_IN_CHUNK), which holds
+	 * 16 rows (64 KiB) at 128 registers without spilling: on an H100 at 2^28 the f64 sum and
+	 * product 1725-1732 us at 14 rows -> 1626-1637 at 16 (runs S35-1, S35-2; 15 rows 1813,
+	 * spilling; exclusive ones 1723-1731 -> 1708-1722). Not measured on the H200.
 	 * 10 rows (80 registers) for the i64 and u64 sums: 1399 -> 1298 (9 rows 1340, 14 1350;
 	 * S25-1, S25-2). 9 rows for the 64-bit integer min and max: 1481 -> 1395 (10 rows 1530,
 	 * 14 1460). Exclusive 64-bit scans gain as much at the same counts (S25-4). The f64 min
