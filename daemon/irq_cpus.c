@@ -65,6 +65,36 @@ static int read_line(const char *path, char *buf, size_t size)
 	return r;
 }
 
+enum irq_use { IRQ_UNUSED, IRQ_FIRED, IRQ_UNKNOWN };
+
+/* Whether interrupt irq has fired since boot, from SYSFS/kernel/irq/N/per_cpu_count
+ * ("0,0,14,..."), where the kernel says. */
+static enum irq_use irq_use(const char *sysfs_root, unsigned long irq)
+{
+	char path[256], line[8192];
+
+	snprintf(path, sizeof(path), "%s/kernel/irq/%lu/per_cpu_count", sysfs_root, irq);
+	if (read_line(path, line, sizeof(line)) != 0)
+		return IRQ_UNKNOWN;
+	for (const char *p = line; *p; p++)
+		if (*p >= '1' && *p <= '9')
+			return IRQ_FIRED; /* a count with a non-zero digit */
+	return IRQ_UNUSED;
+}
+
+/* The device's interrupt vectors, gathered before their CPUs are: a driver may request
+ * more vectors than it uses (the H100's requested eight, one of which fired). */
+struct irq_list {
+	unsigned long irq[256];
+	size_t count;
+};
+
+static void irq_list_add(struct irq_list *l, unsigned long irq)
+{
+	if (l->count < sizeof(l->irq) / sizeof(l->irq[0]))
+		l->irq[l->count++] = irq;
+}
+
 /* Adds the effective affinity of interrupt irq to out, where the kernel says it. */
 static void add_irq(const char *proc_root, unsigned long irq, cpu_set_t *out)
 {
@@ -93,6 +123,8 @@ int irq_cpus_of_pci_device(const char *sysfs_root, const char *proc_root, const 
 {
 	char path[512], line[64];
 	unsigned long irq;
+	struct irq_list irqs = { .count = 0 };
+	bool any_fired = false;
 	DIR *dir;
 
 	CPU_ZERO(out);
@@ -109,15 +141,22 @@ int irq_cpus_of_pci_device(const char *sysfs_root, const char *proc_root, const 
 		struct dirent *e;
 		while ((e = readdir(dir)))
 			if (is_number(e->d_name, &irq))
-				add_irq(proc_root, irq, out);
+				irq_list_add(&irqs, irq);
 		closedir(dir);
 	}
 	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/irq", sysfs_root, pci_address);
 	if (read_line(path, line, sizeof(line)) == 0) {
 		line[strcspn(line, "\n")] = '\0';
 		if (is_number(line, &irq) && irq != 0)
-			add_irq(proc_root, irq, out);
+			irq_list_add(&irqs, irq);
 	}
+	/* Where any vector is known to have fired, leave out those known not to have: they are
+	 * requested but unused. Otherwise (a device just opened, or no counts) every vector. */
+	for (size_t i = 0; i < irqs.count; i++)
+		any_fired |= irq_use(sysfs_root, irqs.irq[i]) == IRQ_FIRED;
+	for (size_t i = 0; i < irqs.count; i++)
+		if (!any_fired || irq_use(sysfs_root, irqs.irq[i]) != IRQ_UNUSED)
+			add_irq(proc_root, irqs.irq[i], out);
 	return 0;
 }
 

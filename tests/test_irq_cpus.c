@@ -71,7 +71,7 @@ static void make_dir(const char *path)
 
 /* A tree with device 0000:00:06.0: MSI-X vectors 42 (effective CPU 14), 43 (effective 3) and
  * 44 (no effective affinity file: not requested), legacy line 0; and device 0000:00:07.0
- * with only legacy line 11 (effective CPU 5). */
+ * with only legacy line 11 (effective CPU 5). Per-CPU counts are added part way. */
 static void test_device_interrupt_cpus_found(void **state)
 {
 	(void)state;
@@ -105,6 +105,26 @@ static void test_device_interrupt_cpus_found(void **state)
 		write_file(p, files[i][1]);
 	}
 
+	/* No per-CPU counts (kernel/irq/N/per_cpu_count): every vector counts. */
+	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "0000:00:06.0", &got), 0);
+	set_of(&want, (const int[]){ 3, 14 }, 2);
+	assert_true(CPU_EQUAL(&got, &want));
+	/* Vector 42 has fired and 43 not: only 42's CPU. */
+	const char *kdirs[] = { "sys/kernel", "sys/kernel/irq", "sys/kernel/irq/42", "sys/kernel/irq/43" };
+	for (size_t i = 0; i < sizeof(kdirs) / sizeof(kdirs[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, kdirs[i]);
+		make_dir(p);
+	}
+	snprintf(p, sizeof(p), "%s/sys/kernel/irq/42/per_cpu_count", root);
+	write_file(p, "0,0,0,0,0,0,0,0,0,0,0,0,0,0,14472,0\n");
+	snprintf(p, sizeof(p), "%s/sys/kernel/irq/43/per_cpu_count", root);
+	write_file(p, "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
+	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "0000:00:06.0", &got), 0);
+	set_of(&want, (const int[]){ 14 }, 1);
+	assert_true(CPU_EQUAL(&got, &want));
+	/* None has fired yet (a device just opened): every vector counts again. */
+	snprintf(p, sizeof(p), "%s/sys/kernel/irq/42/per_cpu_count", root);
+	write_file(p, "0,0,0,0\n");
 	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "0000:00:06.0", &got), 0);
 	set_of(&want, (const int[]){ 3, 14 }, 2);
 	assert_true(CPU_EQUAL(&got, &want));
