@@ -84,6 +84,10 @@ struct batch {
 	uint64_t wait_values[MAX_IN_FLIGHT]; /* submitted values to wait for, in order */
 	uint64_t done_ns[MAX_IN_FLIGHT]; /* when each of them was seen to complete */
 	unsigned wait_first, wait_count;
+	/* wait_count, for the loop to read without the mutex: a batch the loop answered itself
+	 * (process_completions' loop_seen) stays in the queue until this thread pops it, so the
+	 * loop submits only while the queue has room (on_check). */
+	atomic_uint wait_queued;
 	uint64_t done_value;             /* every value <= this has completed */
 	bool lost;                       /* gpu_wait reported device loss */
 	/* done_value, and UINT64_MAX after a loss, for the polling loop to read without the
@@ -143,6 +147,7 @@ static void *completion_main(void *arg)
 		uint64_t hint = b->lost ? UINT64_MAX : b->done_value;
 		b->wait_first = (b->wait_first + 1) % MAX_IN_FLIGHT;
 		b->wait_count--;
+		atomic_store_explicit(&b->wait_queued, b->wait_count, memory_order_release);
 		/* The polling loop takes the mutex as soon as it reads the hint, so the hint is
 		 * published, and the loop woken, only once the mutex is free: a loop that found it
 		 * held slept in the kernel until this thread let go, and a woken thread waits for
@@ -777,6 +782,7 @@ static int submit_one(struct batch *b)
 	f->slot = (b->wait_first + b->wait_count) % MAX_IN_FLIGHT;
 	b->wait_values[f->slot] = value;
 	b->wait_count++;
+	atomic_store_explicit(&b->wait_queued, b->wait_count, memory_order_release);
 	pthread_cond_signal(&b->cv);
 	pthread_mutex_unlock(&b->mu);
 	/* After the unlock: the spinning completion thread takes the mutex as soon as it sees
@@ -792,6 +798,7 @@ static void on_check(uv_check_t *handle)
 	struct vkrd *d = b->d;
 
 	while (b->pending > 0 && b->inflight_count < d->limits.max_batches_in_flight &&
+	       atomic_load_explicit(&b->wait_queued, memory_order_acquire) < MAX_IN_FLIGHT &&
 	       !gpu_is_lost(d->gpu) && b->thread_started) {
 		if (submit_one(b) <= 0)
 			break;
@@ -1083,7 +1090,9 @@ static void on_loop_idle(uv_idle_t *handle)
 			process_completions(b, 0);
 		else {
 			uint64_t seen = gpu_completed_value(b->d->gpu);
-			if (b->oldest->value <= seen)
+			/* A device reported lost is left to the completion thread's wait, which
+			 * fails the batches. */
+			if (b->oldest->value <= seen && !gpu_is_lost(b->d->gpu))
 				process_completions(b, seen);
 		}
 	}
@@ -1221,6 +1230,7 @@ static void rebuild_device(struct batch *b)
 	b->done_value = 0;
 	atomic_store(&b->done_hint, 0);
 	b->wait_first = b->wait_count = 0;
+	atomic_store(&b->wait_queued, 0);
 	for (struct conn *c = d->conns; c; c = c->next)
 		for (size_t i = 0; i < c->regions.count; i++) {
 			shm_region_import(c->regions.regions[i], ng);
@@ -1245,6 +1255,7 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 	b->d = d;
 	atomic_init(&b->submits, 0);
 	atomic_init(&b->done_hint, 0);
+	atomic_init(&b->wait_queued, 0);
 	/* As gpu_wait's poll (VKR_WAIT_SPIN_US, default 100 us on GPUs and 0 on CPU devices,
 	 * whose workers need the cores). */
 	{

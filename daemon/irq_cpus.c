@@ -144,8 +144,10 @@ int irq_cpus_of_pci_device(const char *sysfs_root, const char *proc_root, const 
 				irq_list_add(&irqs, irq);
 		closedir(dir);
 	}
+	/* The legacy line only where there are no MSI vectors: with them, sysfs's irq names the
+	 * unused INTx line (often an ISA number in a virtual machine). */
 	snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/irq", sysfs_root, pci_address);
-	if (read_line(path, line, sizeof(line)) == 0) {
+	if (irqs.count == 0 && read_line(path, line, sizeof(line)) == 0) {
 		line[strcspn(line, "\n")] = '\0';
 		if (is_number(line, &irq) && irq != 0)
 			irq_list_add(&irqs, irq);
@@ -165,9 +167,11 @@ bool irq_cpus_plan(const cpu_set_t *allowed, const cpu_set_t *avoid, cpu_set_t *
 	cpu_set_t taken;
 
 	CPU_AND(&taken, allowed, avoid);
-	/* keep = allowed without avoid: CPU_XOR of allowed with its part in avoid. */
+	/* keep = allowed without avoid: CPU_XOR of allowed with its part in avoid. At least two
+	 * CPUs, for the loop and the completion thread, which both poll: on one CPU they would
+	 * take turns, which costs more than the interrupts. */
 	CPU_XOR(keep, allowed, &taken);
-	if (CPU_COUNT(&taken) == 0 || CPU_COUNT(keep) == 0) {
+	if (CPU_COUNT(&taken) == 0 || CPU_COUNT(keep) < 2) {
 		*keep = *allowed;
 		return false;
 	}

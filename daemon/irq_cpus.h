@@ -21,8 +21,8 @@ int irq_cpus_parse_list(const char *list, cpu_set_t *out);
 
 /* The CPUs that service the interrupts of the PCI device at pci_address ("dddd:bb:dd.f"):
  * the effective affinity (PROC/irq/N/effective_affinity_list) of each of its MSI or MSI-X
- * vectors (SYSFS/bus/pci/devices/ADDRESS/msi_irqs/N) and of its legacy line
- * (SYSFS/bus/pci/devices/ADDRESS/irq, where not 0); without those known not to have
+ * vectors (SYSFS/bus/pci/devices/ADDRESS/msi_irqs/N), or where it has none, of its legacy
+ * line (SYSFS/bus/pci/devices/ADDRESS/irq, where not 0); without those known not to have
  * fired (SYSFS/kernel/irq/N/per_cpu_count) where any is known to have. sysfs_root and proc_root are "/sys" and
  * "/proc" (tests pass trees of their own). 0 with out filled (possibly empty: no vector
  * with a known effective affinity), or a negative errno where the device is not in sysfs. */
@@ -30,7 +30,7 @@ int irq_cpus_of_pci_device(const char *sysfs_root, const char *proc_root, const 
 			   cpu_set_t *out);
 
 /* The CPUs the daemon's threads keep to: allowed without avoid, where that leaves at least
- * one CPU and avoid took any. Returns whether keep differs from allowed (there is something
+ * two CPUs and avoid took any. Returns whether keep differs from allowed (there is something
  * to do). */
 bool irq_cpus_plan(const cpu_set_t *allowed, const cpu_set_t *avoid, cpu_set_t *keep);
 

@@ -276,7 +276,18 @@ uint chunk_vec(uint t, bool parked, uint r)
 	       gl_SubgroupInvocationID;
 }
 
-// This invocation's vector in row r of tile t's part; elements past n are the neutral.
+// Elements past n in a chunked tile: the op's exact identity. A float sum's neutral +0.0 is
+// not one (-0.0 + +0.0 = +0.0): with it, a partial last tile's total, and so the carry of an
+// array held in parts, turned a prefix of -0.0 into +0.0 (session 35).
+#if defined(DTYPE_F32)
+#define PAD_VALUE (OP == 0u ? uintBitsToFloat(0x80000000u) : SCAN_NEUTRAL)
+#elif defined(DTYPE_F64)
+#define PAD_VALUE (OP == 0u ? packDouble2x32(uvec2(0u, 0x80000000u)) : SCAN_NEUTRAL)
+#else
+#define PAD_VALUE SCAN_NEUTRAL
+#endif
+
+// This invocation's vector in row r of tile t's part; elements past n are PAD_VALUE.
 VT load_row(uint t, bool parked, uint r)
 {
 	uint v = chunk_vec(t, parked, r), base = v * VEC;
@@ -285,7 +296,7 @@ VT load_row(uint t, bool parked, uint r)
 	Elems src = Elems(pc.src);
 	VT x;
 	[[unroll]] for (uint c = 0u; c < VEC; c++)
-		x[c] = base + c < pc.n ? scan_in(src.v[base + c]) : SCAN_NEUTRAL;
+		x[c] = base + c < pc.n ? scan_in(src.v[base + c]) : PAD_VALUE;
 	return x;
 }
 
@@ -414,12 +425,14 @@ VT row_local_scan(bool has, T prefix, VT x)
 }
 
 // Stores row r's local scan combined with the prefix of earlier tiles, excl, where there
-// are any (has_excl).
-void store_scanned_row(uint t, bool parked, uint r, VT local, bool has_excl, T excl)
+// are any (has_excl). first_is_excl: the vector's first output is excl itself (an exclusive
+// scan's element with nothing before it in its chunk, whose local value is the neutral:
+// op(excl, +0.0) would turn an f64 prefix of -0.0 into +0.0).
+void store_scanned_row(uint t, bool parked, uint r, VT local, bool has_excl, T excl, bool first_is_excl)
 {
 	T out_vals[VEC];
 	[[unroll]] for (uint c = 0u; c < VEC; c++)
-		out_vals[c] = scan_out(has_excl ? scan_op(excl, local[c]) : local[c]);
+		out_vals[c] = scan_out(has_excl ? (c == 0u && first_is_excl ? excl : scan_op(excl, local[c])) : local[c]);
 	uint v = chunk_vec(t, parked, r), base = v * VEC;
 	if (pc.vec_ok != 0u && base + VEC <= pc.n) {
 		VT y;
@@ -438,7 +451,7 @@ void store_scanned_row(uint t, bool parked, uint r, VT local, bool has_excl, T e
 // where there are any (has_excl).
 void store_row(uint t, uint r, bool has, T prefix, VT x, bool has_excl, T excl)
 {
-	store_scanned_row(t, false, r, row_local_scan(has, prefix, x), has_excl, excl);
+	store_scanned_row(t, false, r, row_local_scan(has, prefix, x), has_excl, excl, false);
 }
 
 // The first part of tile t (PARK_ROWS > 0): loaded, each vector's scan within the part
@@ -881,7 +894,8 @@ void main()
 				has_excl = true;
 			}
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-				store_scanned_row(tile, false, r, x[r], has_excl, excl);
+				store_scanned_row(tile, false, r, x[r], has_excl, excl,
+						  EXCLUSIVE && r == 0u && !lane_has);
 			return;
 		}
 		// Each row's inclusive scan across the subgroup, and the chunk's total: the shape
@@ -932,7 +946,7 @@ void main()
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 				if (r < PARK_ROWS)
 					store_scanned_row(tile, true, r, s_park[r * WG_SIZE + gl_LocalInvocationIndex],
-							  has_excl, excl);
+							  has_excl, excl, false);
 			excl = has_excl ? scan_op(excl, parked_total) : parked_total;
 			has_excl = true;
 		}
@@ -944,7 +958,7 @@ void main()
 		// 655-661; session 21, runs S21-6 to S21-8).
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 			if (LOCAL_SCAN_EARLY)
-				store_scanned_row(tile, false, r, x[r], has_excl, excl);
+				store_scanned_row(tile, false, r, x[r], has_excl, excl, false);
 			else
 				store_row(tile, r, r > 0u || first_has,
 					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], run, has),

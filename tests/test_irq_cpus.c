@@ -70,7 +70,8 @@ static void make_dir(const char *path)
 }
 
 /* A tree with device 0000:00:06.0: MSI-X vectors 42 (effective CPU 14), 43 (effective 3) and
- * 44 (no effective affinity file: not requested), legacy line 0; and device 0000:00:07.0
+ * 44 (no effective affinity file: not requested), and an unused legacy line 10 (effective
+ * CPU 0), which sysfs shows beside MSI vectors and which must not count; device 0000:00:07.0
  * with only legacy line 11 (effective CPU 5). Per-CPU counts are added part way. */
 static void test_device_interrupt_cpus_found(void **state)
 {
@@ -84,7 +85,7 @@ static void test_device_interrupt_cpus_found(void **state)
 	const char *dirs[] = { "sys", "sys/bus", "sys/bus/pci", "sys/bus/pci/devices",
 			       "sys/bus/pci/devices/0000:00:06.0", "sys/bus/pci/devices/0000:00:06.0/msi_irqs",
 			       "sys/bus/pci/devices/0000:00:07.0", "proc", "proc/irq", "proc/irq/42",
-			       "proc/irq/43", "proc/irq/44", "proc/irq/11" };
+			       "proc/irq/43", "proc/irq/44", "proc/irq/11", "proc/irq/10" };
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
 		make_dir(p);
@@ -93,7 +94,8 @@ static void test_device_interrupt_cpus_found(void **state)
 		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/42", "msix\n" },
 		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/43", "msix\n" },
 		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/44", "msix\n" },
-		{ "sys/bus/pci/devices/0000:00:06.0/irq", "0\n" },
+		{ "sys/bus/pci/devices/0000:00:06.0/irq", "10\n" },
+		{ "proc/irq/10/effective_affinity_list", "0\n" },
 		{ "sys/bus/pci/devices/0000:00:07.0/irq", "11\n" },
 		{ "proc/irq/42/effective_affinity_list", "14\n" },
 		{ "proc/irq/43/effective_affinity_list", "3\n" },
@@ -167,10 +169,15 @@ static void test_plan_keeps_other_cpus(void **state)
 	assert_false(irq_cpus_plan(&allowed, &avoid, &keep));
 	assert_true(CPU_EQUAL(&keep, &allowed));
 
-	/* Some of them. */
+	/* Some of them, leaving one CPU: the loop and the completion thread would share it, so
+	 * nothing changes. */
 	set_of(&avoid, (const int[]){ 2 }, 1);
+	assert_false(irq_cpus_plan(&allowed, &avoid, &keep));
+	assert_true(CPU_EQUAL(&keep, &allowed));
+	/* Leaving two. */
+	set_of(&allowed, (const int[]){ 1, 2, 3 }, 3);
 	assert_true(irq_cpus_plan(&allowed, &avoid, &keep));
-	set_of(&want, (const int[]){ 1 }, 1);
+	set_of(&want, (const int[]){ 1, 3 }, 2);
 	assert_true(CPU_EQUAL(&keep, &want));
 
 	/* No interrupt CPU known. */

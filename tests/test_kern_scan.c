@@ -265,6 +265,51 @@ static void test_scan_float_is_deterministic(void **state)
 	free(b);
 }
 
+/* Signed zeros in an f64 sum scan of -0.0s: every prefix that holds an element is -0.0
+ * (IEEE: -0.0 + -0.0), so every inclusive output and every exclusive one but the first
+ * (the empty prefix, the neutral). Exact where the chunked single pass scans each row
+ * within its chunk (scan_chained.comp's ROWS_SCANNED_IN_CHUNK: device memory, no parked
+ * rows): a version of it gave +0.0 at every chunk's start (session 35's review). The other
+ * paths still combine a tile's prefix with the neutral +0.0 at each tile's start, so there
+ * only the values are checked. Several tiles and blocks, and an array in three parts. */
+static void test_scan_f64_negative_zeros_keep_their_sign(void **state)
+{
+	(void)state;
+	size_t n = 600011;
+	double *x = malloc(n * sizeof(*x)), *inc = malloc(n * sizeof(*inc)), *exc = malloc(n * sizeof(*exc));
+	double *exc_parts = malloc(n * sizeof(*exc_parts));
+	assert_non_null(x);
+	assert_non_null(inc);
+	assert_non_null(exc);
+	assert_non_null(exc_parts);
+	for (size_t i = 0; i < n; i++)
+		x[i] = -0.0;
+	struct host_job jobs[3] = {
+		{ .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F64, .input = x, .n = n, .output = inc },
+		{ .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F64, .input = x, .n = n, .output = exc,
+		  .exclusive = true },
+		{ .kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_F64, .input = x, .n = n,
+		  .output = exc_parts, .exclusive = true, .parts = 3 },
+	};
+	harness_run(gpu, jobs, 3);
+	const struct gpu_info *info = gpu_get_info(gpu);
+	const char *host = getenv("VKR_TEST_HOST_MEMORY");
+	bool exact = info->shader_float64 && info->scan_chunked && info->scan_park_rows_override <= 0 &&
+		     !(host && strcmp(host, "1") == 0);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(inc[i] == 0.0 && exc[i] == 0.0 && exc_parts[i] == 0.0);
+		if (exact && !signbit(inc[i]))
+			fail_msg("inclusive output %zu is +0.0", i);
+		if (exact && i > 0 && (!signbit(exc[i]) || !signbit(exc_parts[i])))
+			fail_msg("exclusive output %zu is +0.0 (whole: %d, in parts: %d)", i, !signbit(exc[i]),
+				 !signbit(exc_parts[i]));
+	}
+	free(x);
+	free(inc);
+	free(exc);
+	free(exc_parts);
+}
+
 /* The single-pass scan combines tile and block aggregates in shapes fixed by their indices,
  * whatever order the workgroups ran in and whoever computed an aggregate: a float sum scan
  * gives the same bits on a second device instance whose look-back waits a different number
@@ -477,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_scan_min_keeps_subnormals),
 		cmocka_unit_test(test_scan_in_place_matches_out_of_place),
 		cmocka_unit_test(test_scan_float_is_deterministic),
+		cmocka_unit_test(test_scan_f64_negative_zeros_keep_their_sign),
 		cmocka_unit_test(test_scan_float_bits_do_not_depend_on_scheduling),
 		cmocka_unit_test(test_scan_other_tile_scan_matches_reference),
 		cmocka_unit_test(test_scan_spanning_several_blocks_every_dtype_matches_reference),
