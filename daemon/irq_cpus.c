@@ -86,13 +86,16 @@ static enum irq_use irq_use(const char *sysfs_root, unsigned long irq)
  * more vectors than it uses (the H100's requested eight, one of which fired). */
 struct irq_list {
 	unsigned long irq[256];
+	enum irq_use use[256];
 	size_t count;
 };
 
-static void irq_list_add(struct irq_list *l, unsigned long irq)
+static void irq_list_add(struct irq_list *l, const char *sysfs_root, unsigned long irq)
 {
-	if (l->count < sizeof(l->irq) / sizeof(l->irq[0]))
-		l->irq[l->count++] = irq;
+	if (l->count < sizeof(l->irq) / sizeof(l->irq[0])) {
+		l->irq[l->count] = irq;
+		l->use[l->count++] = irq_use(sysfs_root, irq);
+	}
 }
 
 /* Adds the effective affinity of interrupt irq to out, where the kernel says it. */
@@ -141,7 +144,7 @@ int irq_cpus_of_pci_device(const char *sysfs_root, const char *proc_root, const 
 		struct dirent *e;
 		while ((e = readdir(dir)))
 			if (is_number(e->d_name, &irq))
-				irq_list_add(&irqs, irq);
+				irq_list_add(&irqs, sysfs_root, irq);
 		closedir(dir);
 	}
 	/* The legacy line only where there are no MSI vectors: with them, sysfs's irq names the
@@ -150,14 +153,14 @@ int irq_cpus_of_pci_device(const char *sysfs_root, const char *proc_root, const 
 	if (irqs.count == 0 && read_line(path, line, sizeof(line)) == 0) {
 		line[strcspn(line, "\n")] = '\0';
 		if (is_number(line, &irq) && irq != 0)
-			irq_list_add(&irqs, irq);
+			irq_list_add(&irqs, sysfs_root, irq);
 	}
 	/* Where any vector is known to have fired, leave out those known not to have: they are
 	 * requested but unused. Otherwise (a device just opened, or no counts) every vector. */
 	for (size_t i = 0; i < irqs.count; i++)
-		any_fired |= irq_use(sysfs_root, irqs.irq[i]) == IRQ_FIRED;
+		any_fired |= irqs.use[i] == IRQ_FIRED;
 	for (size_t i = 0; i < irqs.count; i++)
-		if (!any_fired || irq_use(sysfs_root, irqs.irq[i]) != IRQ_UNUSED)
+		if (!any_fired || irqs.use[i] != IRQ_UNUSED)
 			add_irq(proc_root, irqs.irq[i], out);
 	return 0;
 }

@@ -869,8 +869,6 @@ void main()
 		VT x[CHUNK_ROWS];
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 			x[r] = load_row(tile, false, r);
-		// Only the part's first element has nothing before it in the part.
-		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
 		if (ROWS_SCANNED_IN_CHUNK) {
 			// run after row r is carry_row's fold of the row totals: the shape
 			// chunk_aggregate computes for a fallback.
@@ -927,6 +925,8 @@ void main()
 		if (LANE_FOLD_AGGREGATE)
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 				incl[r] = subgroup_inclusive(fold_vec(x[r]));
+		// Only the part's first element has nothing before it in the part.
+		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
 		T run = chunk_prefix;
 		bool has = gl_SubgroupID > 0u;
 		if (LOCAL_SCAN_EARLY) {
