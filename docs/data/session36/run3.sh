@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Session 36 run 3: which of session 35's changes cost run 2's throughput (32 corked
 # pipelining clients): base34 (6f3ff33), new1 (d170753), new1 with VKR_GPU_IRQ_CPUS=off, and
-# noread (new1 without the loop's own reads of the GPU's timeline in on_loop_idle), fresh
+# noread (new1 without the loop's own reads of the GPU's timeline in on_loop_idle),
+# quiet (new1 whose loop reads the timeline only on a turn that read no bytes), fresh
 # daemons in rotation, three rounds; each thread's CPU time and context switches kept.
-# Run as `. .gpu/env.sh; bash docs/data/session36/run2.sh $OUT` with .gpu/ and .exp/ carried.
+# Then the lone client (off the interrupt CPU) against new1 and quiet.
+# Run as `. .gpu/env.sh; bash docs/data/session36/run3.sh $OUT` with .gpu/ and .exp/ carried.
 out=${1:?}; o=/tmp/r3; mkdir -p $o
-for v in base34 new1 noread; do mkdir -p /tmp/$v; tar xJf .exp/s36$v.txz -C /tmp/$v; done
+for v in base34 new1 noread quiet; do mkdir -p /tmp/$v; tar xJf .exp/s36$v.txz -C /tmp/$v; done
 pack() { tar czf "$out/run.tgz" -C "$o" .; }
 cache=$(mktemp -d); sock=/tmp/vkr36.sock
 irqs() { awk 'NR==1{n=NF; next} tolower($0) ~ /nvidia/ {for (i=2;i<=n+1;i++) c[i-2]+=$i} END{for (i=0;i<n;i++) printf "%d ", c[i]; print ""}' /proc/interrupts; }
@@ -32,6 +34,13 @@ for i in 1 2 3; do
   run new1 tp-new$i any "--no-latency --cork --clients 32"
   run new1 tp-off$i any "--no-latency --cork --clients 32" VKR_GPU_IRQ_CPUS=off
   run noread tp-noread$i any "--no-latency --cork --clients 32"
+  run quiet tp-quiet$i any "--no-latency --cork --clients 32"
   pack
+done
+hot=$(irqs | awk '{m=1; for (i=2;i<=NF;i++) if ($i+0 > $m+0) m=i; print m-1}')
+cold=$(( (hot + 7) % $(nproc) )); echo "interrupt CPU $hot, other CPU $cold"
+for i in 1 2; do
+  run new1 lat-new$i $cold --no-throughput
+  run quiet lat-quiet$i $cold --no-throughput
 done
 rm -rf $cache; pack
