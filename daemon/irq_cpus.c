@@ -206,40 +206,92 @@ const char *irq_cpus_format(const cpu_set_t *set, char *buf, size_t size)
 	return buf;
 }
 
-void irq_cpus_avoid_for_thread(const char *pci_address)
+/* Moves every thread of this process (the loop, the completion and copy threads) to keep;
+ * threads started later inherit it from the loop's. 0 or the first error (an errno). */
+static int keep_process_to(const cpu_set_t *keep)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	unsigned long tid;
+	int first_error = 0;
+
+	if (!dir)
+		return errno;
+	while ((e = readdir(dir)))
+		if (is_number(e->d_name, &tid) && sched_setaffinity((pid_t)tid, sizeof(*keep), keep) != 0 &&
+		    errno != ESRCH && !first_error) /* ESRCH: a thread that ended meanwhile */
+			first_error = errno;
+	closedir(dir);
+	return first_error;
+}
+
+void irq_cpus_watch_start(struct irq_cpus_watch *w, const char *pci_address)
 {
 	const char *mode = getenv("VKR_GPU_IRQ_CPUS");
-	cpu_set_t allowed, avoid, keep;
+	cpu_set_t keep;
 	char avoid_text[128], keep_text[128];
 	int r;
 
+	memset(w, 0, sizeof(*w));
 	if (mode && strcmp(mode, "off") == 0)
 		return;
 	if (mode && *mode && strcmp(mode, "avoid") != 0)
 		log_warn("VKR_GPU_IRQ_CPUS=%s: unknown (avoid or off); avoiding", mode);
-	if (!pci_address[0])
+	if (!pci_address[0] || strlen(pci_address) >= sizeof(w->pci_address))
 		return; /* the driver gives no PCI address (lavapipe) */
-	if ((r = irq_cpus_of_pci_device("/sys", "/proc", pci_address, &avoid)) < 0) {
+	if ((r = irq_cpus_of_pci_device("/sys", "/proc", pci_address, &w->avoid)) < 0) {
 		log_debug("GPU interrupts: %s not found in sysfs (%s)", pci_address, strerror(-r));
 		return;
 	}
-	if ((r = pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed)) != 0) {
+	if ((r = pthread_getaffinity_np(pthread_self(), sizeof(w->allowed), &w->allowed)) != 0) {
 		log_warn("GPU interrupts: cannot read this thread's CPUs: %s", strerror(r));
 		return;
 	}
-	if (!irq_cpus_plan(&allowed, &avoid, &keep)) {
-		log_debug("GPU interrupts on CPUs %s: nothing to avoid among %s",
-			  irq_cpus_format(&avoid, avoid_text, sizeof(avoid_text)),
-			  irq_cpus_format(&allowed, keep_text, sizeof(keep_text)));
+	strcpy(w->pci_address, pci_address); /* watched from here on */
+	irq_cpus_format(&w->avoid, avoid_text, sizeof(avoid_text));
+	if (!irq_cpus_plan(&w->allowed, &w->avoid, &keep)) {
+		log_debug("GPU interrupts on CPUs %s: nothing to avoid among %s", avoid_text,
+			  irq_cpus_format(&w->allowed, keep_text, sizeof(keep_text)));
 		return;
 	}
-	irq_cpus_format(&avoid, avoid_text, sizeof(avoid_text));
 	irq_cpus_format(&keep, keep_text, sizeof(keep_text));
 	if ((r = pthread_setaffinity_np(pthread_self(), sizeof(keep), &keep)) != 0) {
 		log_warn("GPU interrupts on CPUs %s: cannot keep to CPUs %s: %s", avoid_text, keep_text,
 			 strerror(r));
 		return;
 	}
-	log_info("the GPU's interrupts land on CPU %s: the daemon's threads keep to CPUs %s "
-		 "(VKR_GPU_IRQ_CPUS=off leaves them anywhere)", avoid_text, keep_text);
+	log_info("the GPU's interrupts land on CPU%s %s: the daemon's threads keep to CPUs %s "
+		 "(VKR_GPU_IRQ_CPUS=off leaves them anywhere)", CPU_COUNT(&w->avoid) > 1 ? "s" : "", avoid_text,
+		 keep_text);
+}
+
+bool irq_cpus_watch_update(struct irq_cpus_watch *w, const char *sysfs_root, const char *proc_root,
+			   cpu_set_t *keep)
+{
+	cpu_set_t avoid;
+
+	if (!w->pci_address[0] || irq_cpus_of_pci_device(sysfs_root, proc_root, w->pci_address, &avoid) < 0 ||
+	    CPU_EQUAL(&avoid, &w->avoid))
+		return false;
+	w->avoid = avoid;
+	irq_cpus_plan(&w->allowed, &avoid, keep); /* keep = allowed where there is nothing to do */
+	return true;
+}
+
+void irq_cpus_watch_check(struct irq_cpus_watch *w)
+{
+	cpu_set_t keep;
+	char avoid_text[128], keep_text[128];
+	int r;
+
+	if (!irq_cpus_watch_update(w, "/sys", "/proc", &keep))
+		return;
+	irq_cpus_format(&w->avoid, avoid_text, sizeof(avoid_text));
+	irq_cpus_format(&keep, keep_text, sizeof(keep_text));
+	if ((r = keep_process_to(&keep)) != 0)
+		log_warn("the GPU's interrupts moved to CPUs %s: cannot move the daemon's threads to CPUs %s: %s",
+			 avoid_text, keep_text, strerror(r));
+	else
+		log_info("the GPU's interrupts moved to CPUs %s: the daemon's threads keep to CPUs %s", avoid_text,
+			 keep_text);
 }

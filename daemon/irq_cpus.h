@@ -37,11 +37,31 @@ bool irq_cpus_plan(const cpu_set_t *allowed, const cpu_set_t *avoid, cpu_set_t *
 /* Formats set as a CPU list ("3,14-15") into buf; returns buf. */
 const char *irq_cpus_format(const cpu_set_t *set, char *buf, size_t size);
 
+/* What the daemon decided, kept to decide again: irqbalance (or an operator) may move the
+ * vectors, and a vector that had not fired at start may fire later. */
+struct irq_cpus_watch {
+	char pci_address[32];   /* "" where nothing is watched */
+	cpu_set_t allowed;      /* the daemon's CPUs before any change */
+	cpu_set_t avoid;        /* the interrupt CPUs as last read */
+};
+
 /* For the daemon's start, on its main thread (the loop), before it starts the completion and
  * copy threads, which inherit the result: restricts the calling thread to the CPUs it may
  * run on other than those taking the interrupts of the GPU at pci_address (no change where
- * that address is "" or unknown to sysfs, no vector has an effective affinity, or no CPU
- * would be left). VKR_GPU_IRQ_CPUS=off leaves the affinity alone. Logs what it did. */
-void irq_cpus_avoid_for_thread(const char *pci_address);
+ * that address is "" or unknown to sysfs, no vector has an effective affinity, or fewer than
+ * two CPUs would be left). VKR_GPU_IRQ_CPUS=off leaves the affinity alone and watches
+ * nothing. Logs what it did. */
+void irq_cpus_watch_start(struct irq_cpus_watch *w, const char *pci_address);
+
+/* Reads the interrupt CPUs again (under sysfs_root and proc_root) and, where they changed
+ * since w last read them, sets keep to the CPUs the threads should now keep to (allowed
+ * where nothing is to be avoided) and returns true. False where nothing changed or nothing
+ * is watched. */
+bool irq_cpus_watch_update(struct irq_cpus_watch *w, const char *sysfs_root, const char *proc_root,
+			   cpu_set_t *keep);
+
+/* For a timer on the loop: irq_cpus_watch_update on /sys and /proc, and where the CPUs
+ * changed, moves every thread of the process to the new set. Logs what it did. */
+void irq_cpus_watch_check(struct irq_cpus_watch *w);
 
 #endif

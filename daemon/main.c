@@ -180,10 +180,21 @@ static struct {
 	struct config cfg;             /* the configuration in force */
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t drain_timer;        /* phase 1: the drain timeout; phase 2: flush polling */
+	uv_timer_t irq_timer;          /* reads where the GPU's interrupts land, now and then */
+	struct irq_cpus_watch irq_watch;
 	uint64_t flush_deadline_ns;
 	bool drained;                  /* phase 2 started */
 	bool closed;                   /* phase 3 done: handles closed */
 } m;
+
+/* How often the daemon reads again where its GPU's interrupts land (irq_cpus.h). */
+#define IRQ_CHECK_MS 10000
+
+static void on_irq_timer(uv_timer_t *timer)
+{
+	(void)timer;
+	irq_cpus_watch_check(&m.irq_watch);
+}
 
 static void on_late_signal(int signum)
 {
@@ -203,6 +214,7 @@ static void close_handles(void)
 	notify_service_stop(d->notify);
 	d->notify = NULL;
 	uv_close((uv_handle_t *)&m.drain_timer, NULL);
+	uv_close((uv_handle_t *)&m.irq_timer, NULL);
 	uv_close((uv_handle_t *)&m.sig_term, NULL);
 	uv_close((uv_handle_t *)&m.sig_int, NULL);
 	uv_close((uv_handle_t *)&m.sig_hup, NULL);
@@ -484,7 +496,7 @@ int main(int argc, char **argv)
 	}
 	log_device(d.gpu, cache);
 	/* Before batch_create starts the completion and copy threads, which inherit it. */
-	irq_cpus_avoid_for_thread(gpu_get_info(d.gpu)->pci_address);
+	irq_cpus_watch_start(&m.irq_watch, gpu_get_info(d.gpu)->pci_address);
 	if ((r = uv_loop_init(&loop))) {
 		log_error("uv_loop_init: %s", uv_strerror(r));
 		gpu_destroy(d.gpu);
@@ -496,6 +508,7 @@ int main(int argc, char **argv)
 	if ((r = uv_loop_configure(&loop, UV_METRICS_IDLE_TIME)))
 		log_warn("libuv idle-time metric: %s", uv_strerror(r));
 	uv_timer_init(&loop, &m.drain_timer);
+	uv_timer_init(&loop, &m.irq_timer);
 	uv_signal_init(&loop, &m.sig_term);
 	uv_signal_init(&loop, &m.sig_int);
 	uv_signal_init(&loop, &m.sig_hup);
@@ -521,6 +534,11 @@ int main(int argc, char **argv)
 		status = 1;
 		goto out_close;
 	}
+	if (m.irq_watch.pci_address[0]) {
+		/* As often as irqbalance rebalances by default; the timer alone keeps no loop alive. */
+		uv_timer_start(&m.irq_timer, on_irq_timer, IRQ_CHECK_MS, IRQ_CHECK_MS);
+		uv_unref((uv_handle_t *)&m.irq_timer);
+	}
 	/* Only now: the device exists, every pipeline is built, and the socket accepts. */
 	if ((r = notify_send("READY=1")) < 0)
 		log_warn("readiness notification: %s", strerror(-r));
@@ -537,6 +555,7 @@ out_close:
 	else {
 		notify_service_stop(d.notify);
 		uv_close((uv_handle_t *)&m.drain_timer, NULL);
+		uv_close((uv_handle_t *)&m.irq_timer, NULL);
 		uv_close((uv_handle_t *)&m.sig_term, NULL);
 		uv_close((uv_handle_t *)&m.sig_int, NULL);
 		uv_close((uv_handle_t *)&m.sig_hup, NULL);

@@ -69,6 +69,31 @@ static void make_dir(const char *path)
 	assert_int_equal(mkdir(path, 0755), 0);
 }
 
+/* Makes the temporary directory root (a mkdtemp template) and names its sys and proc
+ * (PATH_MAX bytes each), the roots that irq_cpus is given in place of /sys and /proc. */
+static void make_roots(char *root, char *sys, char *proc)
+{
+	assert_non_null(mkdtemp(root));
+	snprintf(sys, PATH_MAX, "%s/sys", root);
+	snprintf(proc, PATH_MAX, "%s/proc", root);
+}
+
+/* Makes directories root/dirs[i], in order, then files root/files[i][0] holding files[i][1]. */
+static void make_tree(const char *root, const char *const *dirs, size_t ndirs, const char *const (*files)[2],
+		      size_t nfiles)
+{
+	char p[PATH_MAX * 2];
+
+	for (size_t i = 0; i < ndirs; i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
+		make_dir(p);
+	}
+	for (size_t i = 0; i < nfiles; i++) {
+		snprintf(p, sizeof(p), "%s/%s", root, files[i][0]);
+		write_file(p, files[i][1]);
+	}
+}
+
 /* A tree with device 0000:00:06.0: MSI-X vectors 42 (effective CPU 14), 43 (effective 3) and
  * 44 (no effective affinity file: not requested), and an unused legacy line 10 (effective
  * CPU 0), which sysfs shows beside MSI vectors and which must not count; device 0000:00:07.0
@@ -79,18 +104,12 @@ static void test_device_interrupt_cpus_found(void **state)
 	char root[] = "/tmp/vkr-irq-XXXXXX", sys[PATH_MAX], proc[PATH_MAX], p[PATH_MAX * 2];
 	cpu_set_t got, want;
 
-	assert_non_null(mkdtemp(root));
-	snprintf(sys, sizeof(sys), "%s/sys", root);
-	snprintf(proc, sizeof(proc), "%s/proc", root);
+	make_roots(root, sys, proc);
 	const char *dirs[] = { "sys", "sys/bus", "sys/bus/pci", "sys/bus/pci/devices",
 			       "sys/bus/pci/devices/0000:00:06.0", "sys/bus/pci/devices/0000:00:06.0/msi_irqs",
 			       "sys/bus/pci/devices/0000:00:07.0", "proc", "proc/irq", "proc/irq/42",
 			       "proc/irq/43", "proc/irq/44", "proc/irq/11", "proc/irq/10" };
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", root, dirs[i]);
-		make_dir(p);
-	}
-	const char *files[][2] = {
+	const char *const files[][2] = {
 		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/42", "msix\n" },
 		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/43", "msix\n" },
 		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/44", "msix\n" },
@@ -102,10 +121,7 @@ static void test_device_interrupt_cpus_found(void **state)
 		{ "proc/irq/44/smp_affinity_list", "0-15\n" },
 		{ "proc/irq/11/effective_affinity_list", "5\n" },
 	};
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", root, files[i][0]);
-		write_file(p, files[i][1]);
-	}
+	make_tree(root, dirs, sizeof(dirs) / sizeof(dirs[0]), files, sizeof(files) / sizeof(files[0]));
 
 	/* No per-CPU counts (kernel/irq/N/per_cpu_count): every vector counts. */
 	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "0000:00:06.0", &got), 0);
@@ -113,14 +129,11 @@ static void test_device_interrupt_cpus_found(void **state)
 	assert_true(CPU_EQUAL(&got, &want));
 	/* Vector 42 has fired and 43 not: only 42's CPU. */
 	const char *kdirs[] = { "sys/kernel", "sys/kernel/irq", "sys/kernel/irq/42", "sys/kernel/irq/43" };
-	for (size_t i = 0; i < sizeof(kdirs) / sizeof(kdirs[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", root, kdirs[i]);
-		make_dir(p);
-	}
-	snprintf(p, sizeof(p), "%s/sys/kernel/irq/42/per_cpu_count", root);
-	write_file(p, "0,0,0,0,0,0,0,0,0,0,0,0,0,0,14472,0\n");
-	snprintf(p, sizeof(p), "%s/sys/kernel/irq/43/per_cpu_count", root);
-	write_file(p, "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
+	const char *const counts[][2] = {
+		{ "sys/kernel/irq/42/per_cpu_count", "0,0,0,0,0,0,0,0,0,0,0,0,0,0,14472,0\n" },
+		{ "sys/kernel/irq/43/per_cpu_count", "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" },
+	};
+	make_tree(root, kdirs, sizeof(kdirs) / sizeof(kdirs[0]), counts, sizeof(counts) / sizeof(counts[0]));
 	assert_int_equal(irq_cpus_of_pci_device(sys, proc, "0000:00:06.0", &got), 0);
 	set_of(&want, (const int[]){ 14 }, 1);
 	assert_true(CPU_EQUAL(&got, &want));
@@ -186,6 +199,57 @@ static void test_plan_keeps_other_cpus(void **state)
 	assert_true(CPU_EQUAL(&keep, &allowed));
 }
 
+/* A vector moved by irqbalance (or a vector that fires only later) is found by the next
+ * check, which then says where the daemon's threads go; an unchanged one asks for nothing. */
+static void test_watch_follows_moved_vectors(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/vkr-irq-XXXXXX", sys[PATH_MAX], proc[PATH_MAX], p[PATH_MAX * 2];
+	struct irq_cpus_watch w = { .pci_address = "0000:00:06.0" };
+	cpu_set_t keep, want;
+
+	make_roots(root, sys, proc);
+	const char *dirs[] = { "sys", "sys/bus", "sys/bus/pci", "sys/bus/pci/devices",
+			       "sys/bus/pci/devices/0000:00:06.0", "sys/bus/pci/devices/0000:00:06.0/msi_irqs",
+			       "proc", "proc/irq", "proc/irq/42" };
+	const char *const files[][2] = {
+		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/42", "msix\n" },
+		{ "proc/irq/42/effective_affinity_list", "14\n" },
+	};
+	make_tree(root, dirs, sizeof(dirs) / sizeof(dirs[0]), files, sizeof(files) / sizeof(files[0]));
+	snprintf(p, sizeof(p), "%s/proc/irq/42/effective_affinity_list", root);
+	set_of(&w.allowed, (const int[]){ 0, 1, 2, 3, 14, 15 }, 6);
+	set_of(&w.avoid, (const int[]){ 14 }, 1);
+
+	/* Where the daemon found them at start: nothing to do. */
+	assert_false(irq_cpus_watch_update(&w, sys, proc, &keep));
+	/* Moved to CPU 3: every allowed CPU but 3, CPU 14 again among them. */
+	write_file(p, "3\n");
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &keep));
+	set_of(&want, (const int[]){ 0, 1, 2, 14, 15 }, 5);
+	assert_true(CPU_EQUAL(&keep, &want));
+	set_of(&want, (const int[]){ 3 }, 1);
+	assert_true(CPU_EQUAL(&w.avoid, &want));
+	assert_false(irq_cpus_watch_update(&w, sys, proc, &keep));
+	/* Spread over all but one allowed CPU: too few left to avoid them, so all allowed. */
+	write_file(p, "0-3,14\n");
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &keep));
+	assert_true(CPU_EQUAL(&keep, &w.allowed));
+	/* Moved off the allowed CPUs altogether: all allowed again. */
+	write_file(p, "7\n");
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &keep));
+	assert_true(CPU_EQUAL(&keep, &w.allowed));
+	/* The device gone from sysfs, or nothing watched (VKR_GPU_IRQ_CPUS=off, lavapipe). */
+	snprintf(p, sizeof(p), "rm -rf '%s/sys/bus/pci/devices/0000:00:06.0'", root);
+	assert_int_equal(system(p), 0);
+	assert_false(irq_cpus_watch_update(&w, sys, proc, &keep));
+	struct irq_cpus_watch none = { .pci_address = "" };
+	assert_false(irq_cpus_watch_update(&none, sys, proc, &keep));
+
+	snprintf(p, sizeof(p), "rm -rf '%s'", root);
+	assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_lists_format),
 		cmocka_unit_test(test_device_interrupt_cpus_found),
 		cmocka_unit_test(test_plan_keeps_other_cpus),
+		cmocka_unit_test(test_watch_follows_moved_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
