@@ -255,7 +255,9 @@ void irq_cpus_watch_start(struct irq_cpus_watch *w, const char *pci_address)
 		return;
 	}
 	irq_cpus_format(&keep, keep_text, sizeof(keep_text));
-	if ((r = pthread_setaffinity_np(pthread_self(), sizeof(keep), &keep)) != 0) {
+	/* Every thread, the driver's too (it started some when the device was opened); the
+	 * completion and copy threads, started later, inherit the loop's. */
+	if ((r = keep_process_to(&keep)) != 0) {
 		log_warn("GPU interrupts on CPUs %s: cannot keep to CPUs %s: %s", avoid_text, keep_text,
 			 strerror(r));
 		return;

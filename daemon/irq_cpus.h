@@ -46,8 +46,9 @@ struct irq_cpus_watch {
 };
 
 /* For the daemon's start, on its main thread (the loop), before it starts the completion and
- * copy threads, which inherit the result: restricts the calling thread to the CPUs it may
- * run on other than those taking the interrupts of the GPU at pci_address (no change where
+ * copy threads, which inherit the result: restricts every thread of the process (the loop,
+ * and the driver's threads) to the CPUs the loop may run on other than those taking the
+ * interrupts of the GPU at pci_address (no change where
  * that address is "" or unknown to sysfs, no vector has an effective affinity, or fewer than
  * two CPUs would be left). VKR_GPU_IRQ_CPUS=off leaves the affinity alone and watches
  * nothing. Logs what it did. */
