@@ -1085,13 +1085,13 @@ static void on_async(uv_async_t *handle)
 static void on_loop_idle(uv_idle_t *handle)
 {
 	struct batch *b = handle->data;
-	/* Only a turn that read nothing asks the GPU: while clients keep the loop reading, the
-	 * driver call on every turn is loop time taken from them, and a batch completing then
-	 * is answered as soon as the loop stops reading, or by the completion thread. On H100
-	 * hosts (BENCHMARKS, session 36) the lone client kept its p50 (run S36-3); 32 pipelining
-	 * clients measured 7 to 21% fewer requests per second with every turn reading than
-	 * before the loop read at all in one run (S36-2), and no difference beyond the spread
-	 * between daemons in another (S36-3). */
+	/* Only a turn that read nothing since the last asks the GPU: while clients keep the
+	 * loop reading, the driver call on every turn is loop time taken from them, and a batch
+	 * completing then is answered as soon as the loop stops reading, or by the completion
+	 * thread. A precaution whose gain is unmeasured: on H100 hosts (BENCHMARKS, session 36)
+	 * the lone client kept its p50 (run S36-3), and 32 pipelining clients showed no
+	 * difference beyond the spread between daemons, with reads on every turn, on quiet
+	 * turns or on none (S36-3). */
 	bool quiet_turn = b->d->stats.bytes_in == b->idle_bytes_in;
 
 	b->idle_bytes_in = b->d->stats.bytes_in;
@@ -1119,6 +1119,7 @@ static void loop_spin(struct batch *b)
 		return;
 	b->loop_spin_until = vkrd_now_ns() + b->loop_spin_ns;
 	if (!b->idle_active) {
+		b->idle_bytes_in = b->d->stats.bytes_in; /* the first idle turn may be a quiet one */
 		uv_idle_start(&b->idle, on_loop_idle);
 		b->idle_active = true;
 	}

@@ -206,30 +206,118 @@ const char *irq_cpus_format(const cpu_set_t *set, char *buf, size_t size)
 	return buf;
 }
 
-/* Moves every thread of this process (the loop, the completion and copy threads) to keep;
- * threads started later inherit it from the loop's. 0 or the first error (an errno). */
-static int keep_process_to(const cpu_set_t *keep)
+int irq_cpus_keep_process_to(const cpu_set_t *keep)
 {
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *e;
-	unsigned long tid;
 	int first_error = 0;
 
-	if (!dir)
-		return errno;
-	while ((e = readdir(dir)))
-		if (is_number(e->d_name, &tid) && sched_setaffinity((pid_t)tid, sizeof(*keep), keep) != 0 &&
-		    errno != ESRCH && !first_error) /* ESRCH: a thread that ended meanwhile */
-			first_error = errno;
-	closedir(dir);
+	/* Until a pass finds every thread already there: a thread started during a pass (by one
+	 * not yet moved) may be missed by it. */
+	for (int pass = 0; pass < 4; pass++) {
+		DIR *dir = opendir("/proc/self/task");
+		struct dirent *e;
+		unsigned long tid;
+		bool moved_any = false;
+
+		if (!dir)
+			return errno;
+		while ((e = readdir(dir))) {
+			cpu_set_t has;
+			if (!is_number(e->d_name, &tid))
+				continue;
+			if (sched_getaffinity((pid_t)tid, sizeof(has), &has) == 0 && CPU_EQUAL(&has, keep))
+				continue;
+			moved_any = true;
+			if (sched_setaffinity((pid_t)tid, sizeof(*keep), keep) != 0 && errno != ESRCH && !first_error)
+				first_error = errno; /* ESRCH: a thread that ended meanwhile */
+		}
+		closedir(dir);
+		if (!moved_any || first_error)
+			break;
+	}
 	return first_error;
+}
+
+bool irq_cpus_watch_update(struct irq_cpus_watch *w, const char *sysfs_root, const char *proc_root,
+			   const cpu_set_t *now, cpu_set_t *avoid, cpu_set_t *keep)
+{
+	bool set_from_outside = false;
+
+	if (!w->pci_address[0])
+		return false;
+	if (!CPU_EQUAL(now, &w->applied)) {
+		/* taskset or systemctl set-property AllowedCPUs= changed the daemon's CPUs since
+		 * it placed its threads: the operator's choice, within which the interrupt CPUs
+		 * are avoided from now on. */
+		w->allowed = *now;
+		w->applied = *now;
+		set_from_outside = true;
+	}
+	/* Nothing read, or no vector with a known CPU (a driver resetting its device): the
+	 * threads stay where they are until something is known. */
+	if (irq_cpus_of_pci_device(sysfs_root, proc_root, w->pci_address, avoid) < 0 || CPU_COUNT(avoid) == 0)
+		return false;
+	if (CPU_EQUAL(avoid, &w->avoid) && !set_from_outside)
+		return false;
+	irq_cpus_plan(&w->allowed, avoid, keep); /* keep = allowed where there is nothing to do */
+	if (CPU_EQUAL(keep, &w->applied)) {
+		w->avoid = *avoid; /* the threads are already there */
+		return false;
+	}
+	return true;
+}
+
+/* Reads where the interrupts land and places every thread accordingly; at_start chooses the
+ * log lines. */
+static void place_threads(struct irq_cpus_watch *w, bool at_start)
+{
+	cpu_set_t now, avoid, keep;
+	char avoid_text[128], keep_text[128];
+	int r;
+
+	if ((r = pthread_getaffinity_np(pthread_self(), sizeof(now), &now)) != 0) {
+		log_warn("GPU interrupts: cannot read the loop thread's CPUs: %s", strerror(r));
+		return;
+	}
+	if (!irq_cpus_watch_update(w, "/sys", "/proc", &now, &avoid, &keep)) {
+		if (at_start)
+			log_debug("GPU interrupts of %s: nothing to avoid among CPUs %s", w->pci_address,
+				  irq_cpus_format(&w->allowed, keep_text, sizeof(keep_text)));
+		return;
+	}
+	irq_cpus_format(&avoid, avoid_text, sizeof(avoid_text));
+	irq_cpus_format(&keep, keep_text, sizeof(keep_text));
+	const char *plural = CPU_COUNT(&avoid) > 1 ? "s" : "";
+	/* Every thread, the driver's too (it started some when the device was opened); the
+	 * completion and copy threads, started later, inherit the loop's. */
+	if ((r = irq_cpus_keep_process_to(&keep)) != 0) {
+		/* Tried again at the next check: avoid stays uncommitted. Where the threads are now
+		 * is what the next check compares with, so that a partial move is not taken for an
+		 * operator's. */
+		if (pthread_getaffinity_np(pthread_self(), sizeof(now), &now) == 0)
+			w->applied = now;
+		if (!w->apply_failed)
+			log_warn("the GPU's interrupts land on CPU%s %s: cannot keep the daemon's threads to CPUs %s: %s",
+				 plural, avoid_text, keep_text, strerror(r));
+		w->apply_failed = true;
+		return;
+	}
+	w->avoid = avoid;
+	w->applied = keep;
+	w->apply_failed = false;
+	if (CPU_EQUAL(&keep, &w->allowed)) /* not at start: keep differed from allowed there */
+		log_info("the GPU's interrupts moved to CPU%s %s: the daemon's threads use all their CPUs again, %s "
+			 "(none to avoid among them, or too few left)", plural, avoid_text, keep_text);
+	else if (at_start)
+		log_info("the GPU's interrupts land on CPU%s %s: the daemon's threads keep to CPUs %s "
+			 "(VKR_GPU_IRQ_CPUS=off leaves them anywhere)", plural, avoid_text, keep_text);
+	else
+		log_info("the GPU's interrupts moved to CPU%s %s: the daemon's threads keep to CPUs %s", plural,
+			 avoid_text, keep_text);
 }
 
 void irq_cpus_watch_start(struct irq_cpus_watch *w, const char *pci_address)
 {
 	const char *mode = getenv("VKR_GPU_IRQ_CPUS");
-	cpu_set_t keep;
-	char avoid_text[128], keep_text[128];
 	int r;
 
 	memset(w, 0, sizeof(*w));
@@ -237,63 +325,23 @@ void irq_cpus_watch_start(struct irq_cpus_watch *w, const char *pci_address)
 		return;
 	if (mode && *mode && strcmp(mode, "avoid") != 0)
 		log_warn("VKR_GPU_IRQ_CPUS=%s: unknown (avoid or off); avoiding", mode);
-	if (!pci_address[0] || strlen(pci_address) >= sizeof(w->pci_address))
+	if (!pci_address[0])
 		return; /* the driver gives no PCI address (lavapipe) */
-	if ((r = irq_cpus_of_pci_device("/sys", "/proc", pci_address, &w->avoid)) < 0) {
-		log_debug("GPU interrupts: %s not found in sysfs (%s)", pci_address, strerror(-r));
+	if (strlen(pci_address) >= sizeof(w->pci_address)) {
+		log_debug("GPU interrupts: PCI address %s longer than any in sysfs: not watched", pci_address);
 		return;
 	}
 	if ((r = pthread_getaffinity_np(pthread_self(), sizeof(w->allowed), &w->allowed)) != 0) {
 		log_warn("GPU interrupts: cannot read this thread's CPUs: %s", strerror(r));
 		return;
 	}
+	w->applied = w->allowed;
 	strcpy(w->pci_address, pci_address); /* watched from here on */
-	irq_cpus_format(&w->avoid, avoid_text, sizeof(avoid_text));
-	if (!irq_cpus_plan(&w->allowed, &w->avoid, &keep)) {
-		log_debug("GPU interrupts on CPUs %s: nothing to avoid among %s", avoid_text,
-			  irq_cpus_format(&w->allowed, keep_text, sizeof(keep_text)));
-		return;
-	}
-	irq_cpus_format(&keep, keep_text, sizeof(keep_text));
-	/* Every thread, the driver's too (it started some when the device was opened); the
-	 * completion and copy threads, started later, inherit the loop's. */
-	if ((r = keep_process_to(&keep)) != 0) {
-		log_warn("GPU interrupts on CPUs %s: cannot keep to CPUs %s: %s", avoid_text, keep_text,
-			 strerror(r));
-		return;
-	}
-	log_info("the GPU's interrupts land on CPU%s %s: the daemon's threads keep to CPUs %s "
-		 "(VKR_GPU_IRQ_CPUS=off leaves them anywhere)", CPU_COUNT(&w->avoid) > 1 ? "s" : "", avoid_text,
-		 keep_text);
-}
-
-bool irq_cpus_watch_update(struct irq_cpus_watch *w, const char *sysfs_root, const char *proc_root,
-			   cpu_set_t *keep)
-{
-	cpu_set_t avoid;
-
-	if (!w->pci_address[0] || irq_cpus_of_pci_device(sysfs_root, proc_root, w->pci_address, &avoid) < 0 ||
-	    CPU_EQUAL(&avoid, &w->avoid))
-		return false;
-	w->avoid = avoid;
-	irq_cpus_plan(&w->allowed, &avoid, keep); /* keep = allowed where there is nothing to do */
-	return true;
+	place_threads(w, true);
 }
 
 void irq_cpus_watch_check(struct irq_cpus_watch *w)
 {
-	cpu_set_t keep;
-	char avoid_text[128], keep_text[128];
-	int r;
-
-	if (!irq_cpus_watch_update(w, "/sys", "/proc", &keep))
-		return;
-	irq_cpus_format(&w->avoid, avoid_text, sizeof(avoid_text));
-	irq_cpus_format(&keep, keep_text, sizeof(keep_text));
-	if ((r = keep_process_to(&keep)) != 0)
-		log_warn("the GPU's interrupts moved to CPUs %s: cannot move the daemon's threads to CPUs %s: %s",
-			 avoid_text, keep_text, strerror(r));
-	else
-		log_info("the GPU's interrupts moved to CPUs %s: the daemon's threads keep to CPUs %s", avoid_text,
-			 keep_text);
+	if (w->pci_address[0])
+		place_threads(w, false);
 }

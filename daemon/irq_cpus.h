@@ -37,32 +37,41 @@ bool irq_cpus_plan(const cpu_set_t *allowed, const cpu_set_t *avoid, cpu_set_t *
 /* Formats set as a CPU list ("3,14-15") into buf; returns buf. */
 const char *irq_cpus_format(const cpu_set_t *set, char *buf, size_t size);
 
+/* Moves every thread of this process to keep (threads started later inherit it from the one
+ * that starts them). 0, or the first error (an errno). */
+int irq_cpus_keep_process_to(const cpu_set_t *keep);
+
 /* What the daemon decided, kept to decide again: irqbalance (or an operator) may move the
- * vectors, and a vector that had not fired at start may fire later. */
+ * vectors, a vector that had not fired at start may fire later, and an operator may give the
+ * daemon other CPUs. */
 struct irq_cpus_watch {
 	char pci_address[32];   /* "" where nothing is watched */
-	cpu_set_t allowed;      /* the daemon's CPUs before any change */
-	cpu_set_t avoid;        /* the interrupt CPUs as last read */
+	cpu_set_t allowed;      /* the daemon's CPUs: at start, or as set from outside since */
+	cpu_set_t avoid;        /* the interrupt CPUs the threads were last placed against */
+	cpu_set_t applied;      /* where the threads were last placed (allowed at start) */
+	bool apply_failed;      /* the last placement failed (warned once) */
 };
 
 /* For the daemon's start, on its main thread (the loop), before it starts the completion and
  * copy threads, which inherit the result: restricts every thread of the process (the loop,
  * and the driver's threads) to the CPUs the loop may run on other than those taking the
- * interrupts of the GPU at pci_address (no change where
- * that address is "" or unknown to sysfs, no vector has an effective affinity, or fewer than
- * two CPUs would be left). VKR_GPU_IRQ_CPUS=off leaves the affinity alone and watches
- * nothing. Logs what it did. */
+ * interrupts of the GPU at pci_address (no change where that address is "" or unknown to
+ * sysfs, no vector has a known CPU, or fewer than two CPUs would be left).
+ * VKR_GPU_IRQ_CPUS=off leaves the affinity alone and watches nothing. Logs what it did. */
 void irq_cpus_watch_start(struct irq_cpus_watch *w, const char *pci_address);
 
-/* Reads the interrupt CPUs again (under sysfs_root and proc_root) and, where they changed
- * since w last read them, sets keep to the CPUs the threads should now keep to (allowed
- * where nothing is to be avoided) and returns true. False where nothing changed or nothing
- * is watched. */
+/* The decision of a check, without acting on it: now is the loop thread's CPUs as read now
+ * (where they differ from w->applied, an operator set them: they become w->allowed). Reads
+ * the interrupt CPUs under sysfs_root and proc_root into avoid and, where the threads should
+ * move (the interrupts moved, or the daemon's CPUs were set from outside), sets keep to
+ * where and returns true. The caller commits avoid and keep to w once they are applied (so
+ * that a failed move is tried again). False where nothing is watched, nothing is known (no
+ * vector with a known CPU) or nothing is to be done. */
 bool irq_cpus_watch_update(struct irq_cpus_watch *w, const char *sysfs_root, const char *proc_root,
-			   cpu_set_t *keep);
+			   const cpu_set_t *now, cpu_set_t *avoid, cpu_set_t *keep);
 
-/* For a timer on the loop: irq_cpus_watch_update on /sys and /proc, and where the CPUs
- * changed, moves every thread of the process to the new set. Logs what it did. */
+/* For a timer on the loop: irq_cpus_watch_update on /sys and /proc, and where the threads
+ * should move, moves every thread of the process. Logs what it did. */
 void irq_cpus_watch_check(struct irq_cpus_watch *w);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -199,55 +200,143 @@ static void test_plan_keeps_other_cpus(void **state)
 	assert_true(CPU_EQUAL(&keep, &allowed));
 }
 
-/* A vector moved by irqbalance (or a vector that fires only later) is found by the next
- * check, which then says where the daemon's threads go; an unchanged one asks for nothing. */
+/* The daemon's side of a check that moved its threads: what irq_cpus_watch_check commits
+ * once the move is applied. */
+static void commit(struct irq_cpus_watch *w, const cpu_set_t *avoid, const cpu_set_t *keep)
+{
+	w->avoid = *avoid;
+	w->applied = *keep;
+}
+
+/* A vector moved by irqbalance, a vector that fires only later, or CPUs an operator gives the
+ * daemon are found by the next check, which then says where the daemon's threads go; an
+ * unchanged one, or one where nothing is known, asks for nothing. */
 static void test_watch_follows_moved_vectors(void **state)
 {
 	(void)state;
-	char root[] = "/tmp/vkr-irq-XXXXXX", sys[PATH_MAX], proc[PATH_MAX], p[PATH_MAX * 2];
+	char root[] = "/tmp/vkr-irq-XXXXXX", sys[PATH_MAX], proc[PATH_MAX], p[PATH_MAX * 2], q[PATH_MAX * 2];
 	struct irq_cpus_watch w = { .pci_address = "0000:00:06.0" };
-	cpu_set_t keep, want;
+	cpu_set_t avoid, keep, want, now;
 
 	make_roots(root, sys, proc);
 	const char *dirs[] = { "sys", "sys/bus", "sys/bus/pci", "sys/bus/pci/devices",
 			       "sys/bus/pci/devices/0000:00:06.0", "sys/bus/pci/devices/0000:00:06.0/msi_irqs",
-			       "proc", "proc/irq", "proc/irq/42" };
+			       "sys/kernel", "sys/kernel/irq", "sys/kernel/irq/42", "sys/kernel/irq/43",
+			       "proc", "proc/irq", "proc/irq/42", "proc/irq/43" };
 	const char *const files[][2] = {
 		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/42", "msix\n" },
+		{ "sys/bus/pci/devices/0000:00:06.0/msi_irqs/43", "msix\n" },
+		{ "sys/kernel/irq/42/per_cpu_count", "0,0,5\n" },
+		{ "sys/kernel/irq/43/per_cpu_count", "0,0,0\n" },
 		{ "proc/irq/42/effective_affinity_list", "14\n" },
+		{ "proc/irq/43/effective_affinity_list", "2\n" },
 	};
 	make_tree(root, dirs, sizeof(dirs) / sizeof(dirs[0]), files, sizeof(files) / sizeof(files[0]));
 	snprintf(p, sizeof(p), "%s/proc/irq/42/effective_affinity_list", root);
 	set_of(&w.allowed, (const int[]){ 0, 1, 2, 3, 14, 15 }, 6);
 	set_of(&w.avoid, (const int[]){ 14 }, 1);
+	set_of(&w.applied, (const int[]){ 0, 1, 2, 3, 15 }, 5);
+	now = w.applied;
 
-	/* Where the daemon found them at start: nothing to do. */
-	assert_false(irq_cpus_watch_update(&w, sys, proc, &keep));
-	/* Moved to CPU 3: every allowed CPU but 3, CPU 14 again among them. */
+	/* Where the daemon placed them at start: nothing to do. */
+	assert_false(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
+	/* Vector 42 moved to CPU 3: every allowed CPU but 3, CPU 14 again among them. Not
+	 * committed (the move failed, say): asked again, until committed. */
 	write_file(p, "3\n");
-	assert_true(irq_cpus_watch_update(&w, sys, proc, &keep));
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
 	set_of(&want, (const int[]){ 0, 1, 2, 14, 15 }, 5);
 	assert_true(CPU_EQUAL(&keep, &want));
 	set_of(&want, (const int[]){ 3 }, 1);
+	assert_true(CPU_EQUAL(&avoid, &want));
+	set_of(&want, (const int[]){ 14 }, 1);
 	assert_true(CPU_EQUAL(&w.avoid, &want));
-	assert_false(irq_cpus_watch_update(&w, sys, proc, &keep));
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
+	commit(&w, &avoid, &keep);
+	now = keep;
+	assert_false(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
+	/* Vector 43 fires for the first time: its CPU 2 is avoided too. */
+	snprintf(q, sizeof(q), "%s/sys/kernel/irq/43/per_cpu_count", root);
+	write_file(q, "0,0,9\n");
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
+	set_of(&want, (const int[]){ 0, 1, 14, 15 }, 4);
+	assert_true(CPU_EQUAL(&keep, &want));
+	commit(&w, &avoid, &keep);
+	now = keep;
+	/* An operator gives the daemon CPUs 0-3 (taskset): the interrupt CPUs 2 and 3 are
+	 * avoided within those, which leaves 0 and 1. */
+	set_of(&now, (const int[]){ 0, 1, 2, 3 }, 4);
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
+	assert_true(CPU_EQUAL(&w.allowed, &now));
+	set_of(&want, (const int[]){ 0, 1 }, 2);
+	assert_true(CPU_EQUAL(&keep, &want));
+	commit(&w, &avoid, &keep);
+	now = keep;
 	/* Spread over all but one allowed CPU: too few left to avoid them, so all allowed. */
-	write_file(p, "0-3,14\n");
-	assert_true(irq_cpus_watch_update(&w, sys, proc, &keep));
+	write_file(p, "0-1\n");
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
 	assert_true(CPU_EQUAL(&keep, &w.allowed));
-	/* Moved off the allowed CPUs altogether: all allowed again. */
+	commit(&w, &avoid, &keep);
+	now = keep;
+	/* Moved off the allowed CPUs, with vector 43 back on CPU 2: only 2 avoided. */
 	write_file(p, "7\n");
-	assert_true(irq_cpus_watch_update(&w, sys, proc, &keep));
-	assert_true(CPU_EQUAL(&keep, &w.allowed));
+	assert_true(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
+	set_of(&want, (const int[]){ 0, 1, 3 }, 3);
+	assert_true(CPU_EQUAL(&keep, &want));
+	commit(&w, &avoid, &keep);
+	now = keep;
+	cpu_set_t placed = w.avoid;
+	/* No vector with a known CPU (a driver resetting its device): nothing known, the threads
+	 * stay. */
+	assert_int_equal(unlink(p), 0);
+	snprintf(q, sizeof(q), "%s/proc/irq/43/effective_affinity_list", root);
+	assert_int_equal(unlink(q), 0);
+	assert_false(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
+	assert_true(CPU_EQUAL(&w.avoid, &placed));
 	/* The device gone from sysfs, or nothing watched (VKR_GPU_IRQ_CPUS=off, lavapipe). */
-	snprintf(p, sizeof(p), "rm -rf '%s/sys/bus/pci/devices/0000:00:06.0'", root);
-	assert_int_equal(system(p), 0);
-	assert_false(irq_cpus_watch_update(&w, sys, proc, &keep));
+	snprintf(q, sizeof(q), "rm -rf '%s/sys/bus/pci/devices/0000:00:06.0'", root);
+	assert_int_equal(system(q), 0);
+	assert_false(irq_cpus_watch_update(&w, sys, proc, &now, &avoid, &keep));
+	assert_true(CPU_EQUAL(&w.avoid, &placed));
 	struct irq_cpus_watch none = { .pci_address = "" };
-	assert_false(irq_cpus_watch_update(&none, sys, proc, &keep));
+	assert_false(irq_cpus_watch_update(&none, sys, proc, &now, &avoid, &keep));
 
-	snprintf(p, sizeof(p), "rm -rf '%s'", root);
-	assert_int_equal(system(p), 0);
+	snprintf(q, sizeof(q), "rm -rf '%s'", root);
+	assert_int_equal(system(q), 0);
+}
+
+static void *park_until_told(void *arg)
+{
+	pthread_mutex_t *mu = arg;
+	pthread_mutex_lock(mu);
+	pthread_mutex_unlock(mu);
+	return NULL;
+}
+
+/* Every thread of the process is moved, not only the caller; and back. */
+static void test_keep_process_to_moves_every_thread(void **state)
+{
+	(void)state;
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	pthread_t other;
+	cpu_set_t before, one, got;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	int first = 0;
+	while (!CPU_ISSET(first, &before))
+		first++;
+	set_of(&one, (const int[]){ first }, 1);
+	pthread_mutex_lock(&mu);
+	assert_int_equal(pthread_create(&other, NULL, park_until_told, &mu), 0);
+	assert_int_equal(irq_cpus_keep_process_to(&one), 0);
+	assert_int_equal(pthread_getaffinity_np(other, sizeof(got), &got), 0);
+	assert_true(CPU_EQUAL(&got, &one));
+	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(got), &got), 0);
+	assert_true(CPU_EQUAL(&got, &one));
+	assert_int_equal(irq_cpus_keep_process_to(&before), 0);
+	assert_int_equal(pthread_getaffinity_np(other, sizeof(got), &got), 0);
+	assert_true(CPU_EQUAL(&got, &before));
+	pthread_mutex_unlock(&mu);
+	assert_int_equal(pthread_join(other, NULL), 0);
 }
 
 int main(void)
@@ -258,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_device_interrupt_cpus_found),
 		cmocka_unit_test(test_plan_keeps_other_cpus),
 		cmocka_unit_test(test_watch_follows_moved_vectors),
+		cmocka_unit_test(test_keep_process_to_moves_every_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
