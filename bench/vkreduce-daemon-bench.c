@@ -62,6 +62,27 @@ static void fill(float *x, int n)
 		x[i] = (float)(i % 17) * 0.25f;
 }
 
+/* Whether cpu is in a kernel CPU list ("0,14", "1-13,15"). */
+static bool cpu_in_list(int cpu, const char *list)
+{
+	const char *p = list;
+
+	while (*p) {
+		char *end;
+		long first = strtol(p, &end, 10), last = first;
+		if (end == p)
+			return false;
+		if (*end == '-')
+			last = strtol(end + 1, &end, 10);
+		if (cpu >= first && cpu <= last)
+			return true;
+		p = *end == ',' ? end + 1 : end;
+		if (*end != ',')
+			break;
+	}
+	return false;
+}
+
 static void bench_latency(const struct cfg *cfg)
 {
 	vkr_client *c;
@@ -107,9 +128,20 @@ static void bench_latency(const struct cfg *cfg)
 	printf("| p50 (us) | p99 (us) | mean (us) | min (us) |\n|---:|---:|---:|---:|\n");
 	printf("| %.1f | %.1f | %.1f | %.1f |\n\n", t[cfg->latency_iters / 2],
 	       t[(int)(cfg->latency_iters * 0.99)], mean, t[0]);
-	printf("client: %.2f sleeps and %.2f preemptions per call; on CPU %d, then %d\n\n",
+	printf("client: %.2f sleeps and %.2f preemptions per call; on CPU %d, then %d",
 	       (double)(ru1.ru_nvcsw - ru0.ru_nvcsw) / cfg->latency_iters,
 	       (double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / cfg->latency_iters, cpu0, cpu1);
+	/* A client on a CPU that takes the GPU's interrupts is slowed at every completion
+	 * (docs/OPERATIONS.md, "GPU interrupts and latency"): say so beside the figures. */
+	vkr_kvlist *hello = NULL;
+	const vkr_kv *irq = NULL;
+	if (vkr_hello(c, "vkreduce-daemon-bench", &hello) == 0)
+		irq = vkr_kvlist_find(hello, "device.irq_cpus");
+	if (irq && irq->type == VKR_KV_STR && irq->v.s[0])
+		printf("; the GPU's interrupts on CPUs %s%s", irq->v.s,
+		       cpu_in_list(cpu1, irq->v.s) ? " (this client's: expect it slower)" : "");
+	printf("\n\n");
+	vkr_kvlist_free(hello);
 	vkr_close(c);
 	free(x);
 	free(t);

@@ -20,6 +20,8 @@ struct conn;
 struct notify_service;
 struct gpu_config;
 
+struct irq_cpus_watch;
+
 struct vkrd {
 	uv_loop_t *loop;        /* borrowed */
 	struct gpu *gpu;        /* owned by main.c; batch.c replaces it after device loss */
@@ -35,6 +37,9 @@ struct vkrd {
 	 * be NULL (then the same device index is used). */
 	const struct gpu_config *gpu_config;
 	struct notify_service *notify; /* owned by main.c, may be NULL: STATUS= and watchdog */
+	/* Where the GPU's interrupts land and the threads keep off them (irq_cpus.c), for
+	 * hello; owned by main.c, may be NULL. */
+	const struct irq_cpus_watch *irq_watch;
 	bool shutting_down;     /* SIGTERM/SIGINT seen: finish accepted work, take no more */
 	/* Called by the batch when it goes idle during shutdown; may be NULL. */
 	void (*on_idle)(struct vkrd *d);

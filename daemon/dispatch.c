@@ -6,6 +6,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "gpu.h"
+#include "irq_cpus.h"
 #include "log.h"
 #include "proto_names.h"
 #include "shm.h"
@@ -74,7 +76,7 @@ static void method_hello(struct conn *conn, uint32_t msgid, const msgpack_object
 	stats_pack_str(pk, "protocol");
 	msgpack_pack_uint32(pk, 1);
 	stats_pack_str(pk, "device");
-	msgpack_pack_map(pk, 13);
+	msgpack_pack_map(pk, 15);
 	stats_pack_str(pk, "name");
 	stats_pack_str(pk, info->name);
 	stats_pack_str(pk, "type");
@@ -101,6 +103,18 @@ static void method_hello(struct conn *conn, uint32_t msgid, const msgpack_object
 	msgpack_pack_uint64(pk, info->array_buffer_limit);
 	stats_pack_str(pk, "max_array_bytes");
 	msgpack_pack_uint64(pk, batch_max_array_bytes(d->gpu));
+	/* Where the GPU's interrupts land ("" where unknown) and where the daemon's threads run,
+	 * so that latency-bound clients can be placed off the first (OPERATIONS.md). */
+	char cpus[128];
+	stats_pack_str(pk, "irq_cpus");
+	stats_pack_str(pk, d->irq_watch && d->irq_watch->pci_address[0]
+				   ? irq_cpus_format(&d->irq_watch->avoid, cpus, sizeof(cpus))
+				   : "");
+	cpu_set_t daemon_cpus;
+	stats_pack_str(pk, "daemon_cpus");
+	stats_pack_str(pk, pthread_getaffinity_np(pthread_self(), sizeof(daemon_cpus), &daemon_cpus) == 0
+				   ? irq_cpus_format(&daemon_cpus, cpus, sizeof(cpus))
+				   : "");
 	/* Only the dtypes this device runs, so a client can choose before it sends. */
 	stats_pack_str(pk, "ops");
 	msgpack_pack_array(pk, VKR_OP_COUNT_);

@@ -497,6 +497,7 @@ int main(int argc, char **argv)
 	log_device(d.gpu, cache);
 	/* Before batch_create starts the completion and copy threads, which inherit it. */
 	irq_cpus_watch_start(&m.irq_watch, gpu_get_info(d.gpu)->pci_address);
+	d.irq_watch = &m.irq_watch;
 	if ((r = uv_loop_init(&loop))) {
 		log_error("uv_loop_init: %s", uv_strerror(r));
 		gpu_destroy(d.gpu);

@@ -13,6 +13,7 @@ import fcntl
 import math
 import os
 import random
+import re
 import socket
 import struct
 import subprocess
@@ -205,6 +206,21 @@ def test_basics(path):
         check(key in hello, "hello has %s" % key)
     check("subgroup_size" in hello["device"] and "name" in hello["device"], "hello.device has name and subgroup_size")
     check(hello["limits"]["max_inline_bytes"] > 0, "hello reports limits")
+    # Where the GPU's interrupts land ("" without a PCI address: lavapipe) and where the
+    # daemon's threads run: CPU lists as the kernel writes them, and this process may run
+    # on the daemon's CPUs (the tests start it unrestricted).
+    cpu_list = re.compile(r"^(\d+(-\d+)?(,\d+(-\d+)?)*)?$")
+    irq_cpus, daemon_cpus = hello["device"].get("irq_cpus"), hello["device"].get("daemon_cpus")
+    check(isinstance(irq_cpus, str) and cpu_list.match(irq_cpus) is not None,
+          "hello.device.irq_cpus is a CPU list: %r" % (irq_cpus,))
+    check(isinstance(daemon_cpus, str) and daemon_cpus != "" and cpu_list.match(daemon_cpus) is not None,
+          "hello.device.daemon_cpus is a CPU list: %r" % (daemon_cpus,))
+    if isinstance(daemon_cpus, str) and cpu_list.match(daemon_cpus) and daemon_cpus:
+        listed = set()
+        for part in daemon_cpus.split(","):
+            first, _, last = part.partition("-")
+            listed.update(range(int(first), int(last or first) + 1))
+        check(bool(listed & os.sched_getaffinity(0)), "daemon_cpus overlaps this process's CPUs")
     stats = c.ok("stats", [])
     for key in ("requests", "errors", "batches", "jobs_per_batch", "bytes_in", "queue_ns_total", "gpu_ns_total",
                 "connections", "regions", "limits", "batches_multi_conn"):
