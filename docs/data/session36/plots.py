@@ -2,7 +2,8 @@
 """Session 36's plot, from the H100's files under run1/ to run4/ (drawn on the development
 machine with Debian's python3-matplotlib: `/usr/bin/python3 docs/data/session36/plots.py`).
 
-daemon-s36.png: left, one synchronous client's p50 in every bench of runs S36-1 and S36-2,
+daemon-s36.png: left, one synchronous client's p50 in every bench of runs S36-1, S36-2,
+S36-5 and S36-6 (the last two's daemon-wide benches, not the spin settings),
 by whether the client ran on the CPU that takes the GPU's interrupts (CPU 14) and whether
 the daemon avoided that CPU; middle, 32 corked clients' requests per second of each build in
 runs S36-2 and S36-3 (fresh daemons in rotation); right, the f64 scans at 2^28 of session
@@ -34,6 +35,7 @@ def latency(ax):
     names = [("run1", f"{k}{i}", k) for i in range(1, 5) for k in ("avoid", "off")]
     names += [("run1", "avoid-tp", "avoid"), ("run1", "off-tp", "off")]
     names += [("run2", f"lat-{k}-{w}{i}", k) for i in (1, 2) for k in ("avoid", "off") for w in ("off", "on")]
+    names += [(run, f"lat{i}", "avoid") for run in ("run5", "run6") for i in (1, 2, 3)]
     for run, name, kind in names:
         p50, _, cpu = bench(run, name)
         groups[(kind, cpu == 14)].append(p50)
@@ -46,7 +48,7 @@ def latency(ax):
     ax.set_xticks(range(4))
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_ylabel("p50 of a synchronous 1024-f32 reduce (us)")
-    ax.set_title("one client (S36-1, S36-2)", fontsize=9)
+    ax.set_title("one client (S36-1, S36-2, S36-5, S36-6)", fontsize=9)
 
 
 def throughput(ax):
