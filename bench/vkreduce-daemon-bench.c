@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "irq_cpus.h"
 #include "vkreduce.h"
 
 struct cfg {
@@ -62,25 +63,12 @@ static void fill(float *x, int n)
 		x[i] = (float)(i % 17) * 0.25f;
 }
 
-/* Whether cpu is in a kernel CPU list ("0,14", "1-13,15"). */
+/* Whether cpu is in a kernel CPU list ("0,14", "1-13,15"); a malformed list holds none. */
 static bool cpu_in_list(int cpu, const char *list)
 {
-	const char *p = list;
+	cpu_set_t set;
 
-	while (*p) {
-		char *end;
-		long first = strtol(p, &end, 10), last = first;
-		if (end == p)
-			return false;
-		if (*end == '-')
-			last = strtol(end + 1, &end, 10);
-		if (cpu >= first && cpu <= last)
-			return true;
-		p = *end == ',' ? end + 1 : end;
-		if (*end != ',')
-			break;
-	}
-	return false;
+	return cpu >= 0 && cpu < CPU_SETSIZE && irq_cpus_parse_list(list, &set) == 0 && CPU_ISSET((size_t)cpu, &set);
 }
 
 static void bench_latency(const struct cfg *cfg)
