@@ -583,8 +583,6 @@ static void read_info(struct gpu *gpu)
 	const char *park = getenv("VKR_SCAN_PARK_ROWS");
 	long park_rows = park && *park ? strtol(park, NULL, 10) : -1;
 	info->scan_park_rows_override = park_rows >= 0 && park_rows <= (long)KERN_MAX_CHUNK_ROWS ? (int32_t)park_rows : -1;
-	const char *lanes = getenv("VKR_SCAN_LANES");
-	info->scan_lanes_override = !lanes ? -1 : strcmp(lanes, "blocked") == 0 ? 1 : strcmp(lanes, "rows") == 0 ? 0 : -1;
 	const char *tiles = getenv("VKR_SCAN_TILES");
 	bool by_counter = tiles && strcmp(tiles, "counter") == 0, by_workgroup = tiles && strcmp(tiles, "workgroup") == 0;
 	info->scan_tiles_by_workgroup = by_workgroup || (!by_counter && p->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
@@ -750,8 +748,7 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 					   src->size_blelloch_denorm_preserve, size);
 	if (src->code_specialized_rows &&
 	    (kern_scan_chunk_rows(&gpu->info, src->dtype, src->op, src->spec[1]) != KERN_FIXED_CHUNK_ROWS ||
-	     kern_scan_park_rows(&gpu->info, src->dtype, src->op, src->spec[1]) > 0 ||
-	     kern_scan_lanes_blocked(&gpu->info, src->dtype, src->op, src->spec[1])))
+	     kern_scan_park_rows(&gpu->info, src->dtype, src->op, src->spec[1]) > 0))
 		return plain_or_preserving(preserve, src->code_specialized_rows, src->size_specialized_rows,
 					   src->code_specialized_rows_denorm_preserve,
 					   src->size_specialized_rows_denorm_preserve, size);
@@ -812,28 +809,25 @@ static int find_or_load_module(struct gpu *gpu, size_t i, VkShaderModule *out, c
 static int compile_pipeline(struct gpu *gpu, size_t i, VkShaderModule module, char *err, size_t err_size)
 {
 	const struct kern_pipeline_source *src = kern_pipeline_source(i);
-	uint32_t spec_data[7] = { 0 };
+	uint32_t spec_data[6] = { 0 };
 	memcpy(spec_data, src->spec, sizeof(src->spec));
 	if (src->one_dispatch) /* reduce.comp's FLAGGED_PARTIALS: only pass 3 has partials to flag */
 		spec_data[1] = kern_flagged_partials(&gpu->info, src->accumulator_bytes);
-	/* scan_chained.comp's TILES_BY_WORKGROUP, CHUNK_ROWS, PARK_ROWS and LANES_BLOCKED (the last
-	 * three declared by its scan_chained_rows build only); no other module declares constants
-	 * 3 to 6. */
+	/* scan_chained.comp's TILES_BY_WORKGROUP, CHUNK_ROWS and PARK_ROWS (the last two declared
+	 * by its scan_chained_rows build only); no other module declares constants 3 to 5. */
 	spec_data[3] = src->device_single_pass && gpu->info.scan_tiles_by_workgroup;
 	spec_data[4] = kern_scan_chunk_rows(&gpu->info, src->dtype, src->op, src->spec[1]);
 	spec_data[5] = kern_scan_park_rows(&gpu->info, src->dtype, src->op, src->spec[1]);
-	spec_data[6] = kern_scan_lanes_blocked(&gpu->info, src->dtype, src->op, src->spec[1]);
-	const VkSpecializationMapEntry entries[7] = {
+	const VkSpecializationMapEntry entries[6] = {
 		{ .constantID = 0, .offset = 0, .size = 4 },
 		{ .constantID = 1, .offset = 4, .size = 4 },
 		{ .constantID = 2, .offset = 8, .size = 4 },
 		{ .constantID = 3, .offset = 12, .size = 4 },
 		{ .constantID = 4, .offset = 16, .size = 4 },
 		{ .constantID = 5, .offset = 20, .size = 4 },
-		{ .constantID = 6, .offset = 24, .size = 4 },
 	};
 	const VkSpecializationInfo spec = {
-		.mapEntryCount = 7,
+		.mapEntryCount = 6,
 		.pMapEntries = entries,
 		.dataSize = sizeof(spec_data),
 		.pData = spec_data,

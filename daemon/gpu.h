@@ -132,9 +132,6 @@ struct gpu_info {
 	 * KERN_MAX_CHUNK_ROWS; kern_scan_park_rows() bounds it), for measurements; -1:
 	 * kern_scan_park_rows()'s choice. */
 	int32_t scan_park_rows_override;
-	/* VKR_SCAN_LANES: blocked (1) or rows (0) for every chunked tile, for measurements; -1:
-	 * kern_scan_lanes_blocked()'s choice. */
-	int32_t scan_lanes_override;
 	/* Single-pass tiles over device memory taken by workgroup id instead of from a counter
 	 * (scan_chained.comp's TILES_BY_WORKGROUP): by default on devices other than CPUs;
 	 * VKR_SCAN_TILES=workgroup or counter. */

@@ -412,16 +412,6 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
 	return dtype == VKR_DTYPE_F32 ? 9 : KERN_FIXED_CHUNK_ROWS;
 }
 
-bool kern_scan_lanes_blocked(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive)
-{
-	(void)dtype;
-	(void)op;
-	(void)exclusive;
-	if (info->scan_lanes_override >= 0)
-		return info->scan_lanes_override == 1;
-	return false; /* not yet measured on a GPU */
-}
-
 uint32_t kern_scan_park_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive)
 {
 	/* None by default. On the H200 at 2^28 (session 26, run S26-2) the driver held both
@@ -431,8 +421,6 @@ uint32_t kern_scan_park_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_o
 	 * A fence before the second part's loads (run S26-3) held 108, 134 and 112 registers:
 	 * the f32 sum 644 -> 632, everything else still slower; not kept, since its code shape
 	 * measured the i64 product 1431 us with nothing parked (S26-4; 1391 to 1399 without). */
-	if (kern_scan_lanes_blocked(info, dtype, op, exclusive))
-		return 0; /* scan_chained.comp's blocked lanes have no parked part */
 	uint32_t rows = kern_scan_chunk_rows(info, dtype, op, exclusive);
 	uint32_t park = info->scan_park_rows_override >= 0 ? (uint32_t)info->scan_park_rows_override : 0;
 	/* scan_chained.comp's s_park: one 16-byte vector per invocation and parked row, beside

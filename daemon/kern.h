@@ -217,10 +217,6 @@ uint32_t kern_scan_chunk_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_
  * exclusiveness as measured on the H200, or info.scan_park_rows_override. */
 #define KERN_CHUNKED_SHARED_BYTES 16384u
 uint32_t kern_scan_park_rows(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive);
-/* Whether the chunked tiles of (dtype, op, exclusive) give each lane consecutive vectors
- * (scan_chained.comp's LANES_BLOCKED) rather than one vector per row of the subgroup;
- * info.scan_lanes_override decides where it is set (VKR_SCAN_LANES=blocked or rows). */
-bool kern_scan_lanes_blocked(const struct gpu_info *info, vkr_dtype dtype, vkr_op op, bool exclusive);
 
 /* Whether one-dispatch reductions with accumulators of this size keep flagged partials in
  * the command buffer's table (reduce.comp's FLAGGED_PARTIALS, which gpu.c sets per pipeline

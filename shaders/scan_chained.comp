@@ -218,20 +218,8 @@ layout(constant_id = 4) const uint CHUNK_ROWS = 8u;
 // memory, and sizes the tiles from it: 0 (off) by default, since the driver gave every
 // kernel more registers with parked rows and every scan ran slower (session 26).
 layout(constant_id = 5) const uint PARK_ROWS = 0u;
-// Blocked lanes: lane l of a subgroup owns CHUNK_ROWS consecutive vectors of its chunk
-// (vectors l * CHUNK_ROWS to l * CHUNK_ROWS + CHUNK_ROWS - 1) instead of one vector in each
-// of CHUNK_ROWS rows. A lane then scans its own elements serially, and one subgroup scan of
-// the lanes' totals joins them: about two combinations per element, against about six where
-// every row of 32 vectors is scanned across the subgroup by shuffles (five shuffle steps per
-// row, then its prefix carried in), which matters where a combination is dear (the emulated
-// 64-bit multiply) and where shuffles queue. The price: a load or store instruction of a
-// subgroup touches 32 runs of 16 bytes CHUNK_ROWS * 16 bytes apart, half of each 32-byte
-// sector, whose other half the next row's instruction takes. kern_scan_lanes_blocked() in
-// kern.c chooses it (VKR_SCAN_LANES overrides it for measurements); never with parked rows.
-layout(constant_id = 6) const bool LANES_BLOCKED = false;
 #else
 const uint PARK_ROWS = 0u;
-const bool LANES_BLOCKED = false;
 #endif
 #define TILE_ROWS (PARK_ROWS + CHUNK_ROWS) // vectors per invocation in a tile
 const bool CHUNKED = !STAGED;
@@ -284,10 +272,8 @@ T shuffle_from(T x, uint src)
 uint chunk_vec(uint t, bool parked, uint r)
 {
 	uint part = parked ? 0u : PARK_ROWS * WG_SIZE, rows = parked ? PARK_ROWS : CHUNK_ROWS;
-	uint chunk = t * TILE_ROWS * WG_SIZE + part + gl_SubgroupID * rows * gl_SubgroupSize;
-	if (LANES_BLOCKED && PARK_ROWS == 0u)
-		return chunk + gl_SubgroupInvocationID * rows + r;
-	return chunk + r * gl_SubgroupSize + gl_SubgroupInvocationID;
+	return t * TILE_ROWS * WG_SIZE + part + (gl_SubgroupID * rows + r) * gl_SubgroupSize +
+	       gl_SubgroupInvocationID;
 }
 
 // Elements past n in a chunked tile: the op's exact identity. A float sum's neutral +0.0 is
@@ -411,31 +397,9 @@ T part_aggregate(uint m, bool parked)
 	return chunks_total(LANE_FOLD_AGGREGATE ? chunk_total_of(carry) : carry, ignored);
 }
 
-// The left fold of a blocked lane's elements (LANES_BLOCKED), element after element: the
-// shape of the last of its inclusive scans (blocked_lane_scan).
-T blocked_lane_fold(VT x, bool first, T run)
-{
-	[[unroll]] for (uint c = 0u; c < VEC; c++) {
-		run = first && c == 0u ? x[0] : scan_op(run, x[c]);
-	}
-	return run;
-}
-
-// A blocked chunked tile's aggregate (LANES_BLOCKED), in the owner's shape: each lane's left
-// fold, the subgroup's inclusive scan of those, the chunks' totals folded in subgroup order.
-T blocked_aggregate(uint m)
-{
-	T run = SCAN_NEUTRAL, ignored;
-	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-		run = blocked_lane_fold(load_row(m, false, r), r == 0u, run);
-	return chunks_total(chunk_total_of(run), ignored);
-}
-
 // A chunked tile's aggregate, in the owner's shape: its parked part's, then the other's.
 T chunk_aggregate(uint m)
 {
-	if (LANES_BLOCKED && PARK_ROWS == 0u)
-		return blocked_aggregate(m);
 	T second = part_aggregate(m, false);
 	return PARK_ROWS > 0u ? scan_op(part_aggregate(m, true), second) : second;
 }
@@ -905,51 +869,6 @@ void main()
 		VT x[CHUNK_ROWS];
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 			x[r] = load_row(tile, false, r);
-		if (LANES_BLOCKED && PARK_ROWS == 0u) {
-			// Each lane's inclusive scan of its own elements replaces them, in
-			// blocked_aggregate's shape; the lanes before this one in the chunk and the
-			// chunks before this one come in through the prefix, once per lane.
-			T run = SCAN_NEUTRAL, chunk_prefix;
-			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-				[[unroll]] for (uint c = 0u; c < VEC; c++) {
-					run = r == 0u && c == 0u ? x[0][0] : scan_op(run, x[r][c]);
-					x[r][c] = run;
-				}
-			T lanes = subgroup_inclusive(run);
-			T lanes_before = shuffle_up(lanes, 1u); // lane 0: undefined, never used
-			T total = chunks_total(shuffle_from(lanes, gl_SubgroupSize - 1u), chunk_prefix);
-			if (lid == 0u)
-				publish(tile_entry(tile), total);
-			memoryBarrierBuffer(); // as below
-			barrier();
-			memoryBarrierBuffer();
-			bool has_excl = tile > 0u;
-			T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
-			excl = with_parts_before(lid, tile, has_excl, excl, total);
-			if (gl_SubgroupID > 0u) {
-				excl = has_excl ? scan_op(excl, chunk_prefix) : chunk_prefix;
-				has_excl = true;
-			}
-			if (gl_SubgroupInvocationID > 0u) {
-				excl = has_excl ? scan_op(excl, lanes_before) : lanes_before;
-				has_excl = true;
-			}
-			// An exclusive scan's element takes the inclusive scan of the one before it;
-			// the lane's first takes excl itself (store_scanned_row's first_is_excl), or
-			// the neutral where nothing comes before it.
-			T before = SCAN_NEUTRAL;
-			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
-				VT local = x[r];
-				if (EXCLUSIVE) {
-					local[0] = before;
-					[[unroll]] for (uint c = 1u; c < VEC; c++)
-						local[c] = x[r][c - 1u];
-					before = x[r][VEC - 1u];
-				}
-				store_scanned_row(tile, false, r, local, has_excl, excl, EXCLUSIVE && r == 0u);
-			}
-			return;
-		}
 		if (ROWS_SCANNED_IN_CHUNK) {
 			// run after row r is carry_row's fold of the row totals: the shape
 			// chunk_aggregate computes for a fallback.
