@@ -30,10 +30,11 @@ struct gpu_config {
 	/* Print the device choice and its reason to stderr. */
 	bool verbose;
 	/* Every scan reads or writes host memory (the daemon's do): the single-pass pipelines for
-	 * device memory are not built, which saves their compile time at start. */
+	 * device memory are not built, nor reduce-then-scan's where the staged single pass runs
+	 * (kern_pipeline_superseded), which saves their compile time at start. */
 	bool host_memory_scans_only;
-	/* Build each pipeline when a command buffer first binds it, instead of all of them (about
-	 * 275) at start: a start in a fraction of the time (lavapipe compiles each in tens of
+	/* Build each pipeline when a command buffer first binds it, instead of all it may use (141
+	 * of 325 in the daemon on lavapipe) at start: a start in a fraction of the time (lavapipe compiles each in tens of
 	 * milliseconds), but the first batch of each kind waits for its compile. For tools and
 	 * tests that start devices often; the daemon builds everything at start. Also
 	 * VKR_COMPILE_ON_FIRST_USE=1 in the environment. */

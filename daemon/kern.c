@@ -207,6 +207,7 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->atomic_tail = atomic;
 	s->host_fold = host_fold;
 	s->counts = count;
+	s->reduce_then_scan = kernel == K_SCAN_REDUCE || kernel == K_SCAN_TOTALS || kernel == K_SCAN_APPLY;
 	s->accumulator_bytes = s->reduction ? kern_accumulator_bytes(count, dtype) : 0;
 	s->dtype = dtype;
 	s->op = op;
@@ -617,17 +618,17 @@ static uint64_t flagged_bytes(const struct gpu *gpu, const struct kern_job *job)
 	return align16(reduce_partials(gpu, job) * 2 * kern_reduce_acc_bytes(job));
 }
 
-/* The pipeline of the job's passes: one_dispatch's (pass 3, by an atomic tail where the job
- * has one: integer sums, min and max by atomics) or the others' (0, 1 and 2). */
-static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *job, bool one)
+/* The pipeline of a one-dispatch reduction (pass 3) of dtype and op: partials folded by the
+ * host, an atomic tail (integer sums, min and max by atomics, ...), or the generic one. */
+static uint32_t one_dispatch_pipeline(const struct gpu_info *info, vkr_dtype dtype, vkr_op op)
 {
-	if (one && kern_result_by_host_fold(gpu, job))
-		return PIPE_HOST_FOLD + job->dtype * 2 + (job->op == VKR_OP_PROD);
-	if (one && kern_result_by_atomics(gpu, job)) {
-		if (job->op == VKR_OP_COUNT)
-			return PIPE_COUNT_SUMMED + job->dtype;
-		if (job->op == VKR_OP_SUM) {
-			switch (job->dtype) {
+	if (kern_host_fold(info, dtype, op))
+		return PIPE_HOST_FOLD + dtype * 2 + (op == VKR_OP_PROD);
+	if (atomic_tail_for(info, dtype, op)) {
+		if (op == VKR_OP_COUNT)
+			return PIPE_COUNT_SUMMED + dtype;
+		if (op == VKR_OP_SUM) {
+			switch (dtype) {
 			case VKR_DTYPE_I32: return PIPE_SUM_SUMMED_I32;
 			case VKR_DTYPE_U32: return PIPE_SUM_SUMMED_U32;
 			case VKR_DTYPE_I64: return PIPE_SUM_ATOMIC_I64;
@@ -636,13 +637,41 @@ static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *jo
 			default: return PIPE_SUM_ATOMIC_U64; /* atomic_tail_for: no other sum */
 			}
 		}
-		if (job->op == VKR_OP_PROD)
-			return PIPE_PROD_EXPONENTS + job->dtype - VKR_DTYPE_I32; /* integers only */
-		return PIPE_EXTREME + job->dtype * 2 + (job->op == VKR_OP_MAX);
+		if (op == VKR_OP_PROD)
+			return PIPE_PROD_EXPONENTS + dtype - VKR_DTYPE_I32; /* integers only */
+		return PIPE_EXTREME + dtype * 2 + (op == VKR_OP_MAX);
 	}
+	if (op == VKR_OP_COUNT)
+		return PIPE_COUNT_ONE + dtype;
+	return PIPE_REDUCE_ONE + dtype * SCALAR_OPS + op;
+}
+
+/* The pipeline of the job's passes: one_dispatch's (pass 3) or the others' (0, 1 and 2). */
+static uint32_t reduce_pipeline(const struct gpu *gpu, const struct kern_job *job, bool one)
+{
+	if (one)
+		return one_dispatch_pipeline(&gpu->info, job->dtype, job->op);
 	if (job->op == VKR_OP_COUNT)
-		return (one ? PIPE_COUNT_ONE : PIPE_COUNT) + job->dtype;
-	return (one ? PIPE_REDUCE_ONE : PIPE_REDUCE) + job->dtype * SCALAR_OPS + job->op;
+		return PIPE_COUNT + job->dtype;
+	return PIPE_REDUCE + job->dtype * SCALAR_OPS + job->op;
+}
+
+bool kern_pipeline_superseded(const struct gpu *gpu, const struct kern_pipeline_source *src)
+{
+	const struct gpu_info *info = &gpu->info;
+	if (src->one_dispatch && !src->atomic_tail && !src->host_fold) {
+		/* reduce_pipeline's choice for a one-dispatch job of src's op and dtype */
+		uint32_t used = one_dispatch_pipeline(info, src->dtype, src->counts ? VKR_OP_COUNT : src->op);
+		return kern_pipeline_source(used) != src && gpu_pipeline_available(gpu, used);
+	}
+	if (src->reduce_then_scan && gpu->host_memory_scans_only) {
+		/* single_pass() for host memory: the staged pipeline where it is built. The
+		 * reduce and totals passes serve both kinds of scan. */
+		size_t slot = (src->dtype * SCALAR_OPS + src->op) * 2;
+		return gpu_pipeline_available(gpu, PIPE_SCAN_CHAINED_STAGED + (uint32_t)slot) &&
+		       gpu_pipeline_available(gpu, PIPE_SCAN_CHAINED_STAGED + (uint32_t)slot + 1);
+	}
+	return false;
 }
 
 bool kern_small_jobs_spread(const struct gpu_info *info)

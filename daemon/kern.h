@@ -187,6 +187,8 @@ struct kern_pipeline_source {
 	 * kern_host_fold()) */
 	bool host_fold;
 	bool counts; /* count-if (reduce.comp's KERNEL_COUNT): op is unused */
+	/* a pass of reduce-then-scan (scan.comp: the tiles' totals, their scan, the apply) */
+	bool reduce_then_scan;
 	unsigned accumulator_bytes; /* reductions: 4 for count-if and 32-bit dtypes, else 8 */
 	vkr_dtype dtype;
 	vkr_op op;
@@ -273,5 +275,12 @@ bool kern_atomic_extremes(const struct gpu_info *info, vkr_dtype dtype, vkr_op o
  * those): by kern_atomic_sums32(), kern_atomic_sums(), kern_atomic_extremes(),
  * kern_float_limb_sums() or kern_product_exponents() for its op and dtype. */
 bool kern_atomic_tail_used(const struct gpu_info *info, const struct kern_pipeline_source *src);
+
+/* Whether kern.c never records src on this device because another pipeline that gpu.c builds
+ * does its work (gpu.c then builds src neither): a one-dispatch reduction's generic pipeline
+ * where its op and dtype have an atomic tail or partials folded by the host, or where every
+ * scan writes host memory (gpu_config.host_memory_scans_only, the daemon), a
+ * reduce-then-scan pass whose op and dtype run the staged single pass. */
+bool kern_pipeline_superseded(const struct gpu *gpu, const struct kern_pipeline_source *src);
 
 #endif /* VKR_KERN_H */

@@ -384,6 +384,44 @@ static void test_scan_other_tile_scan_matches_reference(void **state)
 	harness_gpu_done(other);
 }
 
+/* A daemon's device (gpu_config.host_memory_scans_only: every scan writes host memory) builds
+ * no reduce-then-scan pass where the staged single pass runs (kern_pipeline_superseded), and
+ * every op, dtype, size and kind of host-memory scan still finds its pipelines and matches the
+ * reference there. */
+static void test_scan_host_memory_device_builds_only_what_it_runs(void **state)
+{
+	(void)state;
+	struct gpu_config config = { .verbose = true, .compile_on_first_use = true, .host_memory_scans_only = true };
+	struct gpu *daemon_gpu = NULL;
+	char err[256];
+	if (gpu_create(&config, &daemon_gpu, err, sizeof(err)) < 0)
+		fail_msg("gpu_create: %s", err);
+	size_t reduce_then_scan = 0, staged = 0;
+	for (uint32_t i = 0; i < kern_pipeline_count(); i++) {
+		const struct kern_pipeline_source *src = kern_pipeline_source(i);
+		reduce_then_scan += src->reduce_then_scan && gpu_pipeline_available(daemon_gpu, i);
+		staged += !src->reduction && src->spec[2] && gpu_pipeline_available(daemon_gpu, i);
+		if (src->reduce_then_scan)
+			assert_true(gpu_pipeline_available(gpu, i) == gpu_supports_dtype(gpu, src->dtype));
+	}
+	print_message("host-memory device: %zu staged single-pass pipelines, %zu reduce-then-scan\n", staged,
+		      reduce_then_scan);
+	if (gpu_get_info(daemon_gpu)->shader_int64)
+		assert_int_equal(reduce_then_scan, 0);
+	const char *before = getenv("VKR_TEST_HOST_MEMORY");
+	char *saved = before ? strdup(before) : NULL;
+	assert_true(!before || saved);
+	assert_int_equal(setenv("VKR_TEST_HOST_MEMORY", "1", 1), 0);
+	for (vkr_op op = VKR_OP_SUM; op <= VKR_OP_MAX; op++)
+		check_op_on(daemon_gpu, op);
+	if (saved)
+		assert_int_equal(setenv("VKR_TEST_HOST_MEMORY", saved, 1), 0);
+	else
+		unsetenv("VKR_TEST_HOST_MEMORY");
+	free(saved);
+	harness_gpu_done(daemon_gpu);
+}
+
 /* Scans long enough for several blocks of 256 tiles of the largest tiles (32 KiB: the chunked
  * single pass), so that the block look-back, its windows and its fallbacks run for every
  * dtype: an inclusive sum in place, an exclusive max out of place misaligned (element by
@@ -525,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_scan_f64_negative_zeros_keep_their_sign),
 		cmocka_unit_test(test_scan_float_bits_do_not_depend_on_scheduling),
 		cmocka_unit_test(test_scan_other_tile_scan_matches_reference),
+		cmocka_unit_test(test_scan_host_memory_device_builds_only_what_it_runs),
 		cmocka_unit_test(test_scan_spanning_several_blocks_every_dtype_matches_reference),
 		cmocka_unit_test(test_scan_array_larger_than_one_storage_binding),
 		cmocka_unit_test(test_scan_array_in_several_parts_matches_reference),
