@@ -33,11 +33,11 @@ struct gpu_config {
 	 * device memory are not built, nor reduce-then-scan's where the staged single pass runs
 	 * (kern_pipeline_superseded), which saves their compile time at start. */
 	bool host_memory_scans_only;
-	/* Build each pipeline when a command buffer first binds it, instead of all it may use (141
-	 * of 325 in the daemon on lavapipe) at start: a start in a fraction of the time (lavapipe compiles each in tens of
-	 * milliseconds), but the first batch of each kind waits for its compile. For tools and
-	 * tests that start devices often; the daemon builds everything at start. Also
-	 * VKR_COMPILE_ON_FIRST_USE=1 in the environment. */
+	/* Build each pipeline when a command buffer first binds it, instead of all it may use at
+	 * start (141 of 325 in the daemon on lavapipe): a start in a fraction of the time
+	 * (lavapipe compiles each in tens of milliseconds), but the first batch of each kind
+	 * waits for its compile. For tools and tests that start devices often; the daemon builds
+	 * everything at start. Also VKR_COMPILE_ON_FIRST_USE=1 in the environment. */
 	bool compile_on_first_use;
 	/* Where the engine's messages go (device choice, validation reports, cache warnings):
 	 * level 0 error, 1 warning, 2 info, 3 debug (the daemon's log levels). NULL: stderr,

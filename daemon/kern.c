@@ -667,9 +667,8 @@ bool kern_pipeline_superseded(const struct gpu *gpu, const struct kern_pipeline_
 	if (src->reduce_then_scan && gpu->host_memory_scans_only) {
 		/* single_pass() for host memory: the staged pipeline where it is built. The
 		 * reduce and totals passes serve both kinds of scan. */
-		size_t slot = (src->dtype * SCALAR_OPS + src->op) * 2;
-		return gpu_pipeline_available(gpu, PIPE_SCAN_CHAINED_STAGED + (uint32_t)slot) &&
-		       gpu_pipeline_available(gpu, PIPE_SCAN_CHAINED_STAGED + (uint32_t)slot + 1);
+		uint32_t staged = PIPE_SCAN_CHAINED_STAGED + (src->dtype * SCALAR_OPS + src->op) * 2;
+		return gpu_pipeline_available(gpu, staged) && gpu_pipeline_available(gpu, staged + 1);
 	}
 	return false;
 }
