@@ -895,6 +895,13 @@ static void *compile_worker(void *arg)
 	}
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* Compiles every wanted pipeline on up to one thread per core (at most 8): the driver compiles
  * on the calling thread, and a CPU implementation takes seconds for the ~140 of a daemon. */
 static int compile_all(struct gpu *gpu, char *err, size_t err_size)
@@ -904,8 +911,7 @@ static int compile_all(struct gpu *gpu, char *err, size_t err_size)
 		return -ENOMEM;
 	int rc = 0;
 	size_t wanted = 0;
-	struct timespec start, end;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	uint64_t start = monotonic_ns();
 	for (size_t i = 0; i < gpu->pipeline_count && rc == 0; i++)
 		if (pipeline_wanted(gpu, kern_pipeline_source(i))) {
 			rc = find_or_load_module(gpu, i, &module[i], err, err_size);
@@ -932,10 +938,8 @@ static int compile_all(struct gpu *gpu, char *err, size_t err_size)
 		set_err(err, err_size, "%s", q.err);
 		return q.rc;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &end);
 	gpu_log(gpu, 2, "built %zu of %zu pipelines in %.0f ms on %zu threads", wanted, gpu->pipeline_count,
-		(double)(end.tv_sec - start.tv_sec) * 1e3 + (double)(end.tv_nsec - start.tv_nsec) / 1e6,
-		started + 1);
+		(double)(monotonic_ns() - start) / 1e6, started + 1);
 	return 0;
 }
 
@@ -1157,13 +1161,6 @@ int gpu_pipeline(struct gpu *gpu, uint32_t index, VkPipeline *out)
 VkPipelineLayout gpu_pipeline_layout(struct gpu *gpu)
 {
 	return gpu->layout;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 int gpu_wait(struct gpu *gpu, uint64_t value, uint64_t timeout_ns)
