@@ -347,7 +347,8 @@ static void update_events(struct conn *conn)
 
 	if (conn->closing)
 		return;
-	if (!conn->close_after_flush && conn->out_len - conn->out_off < conn->d->limits.output_pause_bytes)
+	if (!conn->close_after_flush && !conn->read_eof &&
+	    conn->out_len - conn->out_off < conn->d->limits.output_pause_bytes)
 		events |= UV_READABLE;
 	if (conn->out_len > conn->out_off)
 		events |= UV_WRITABLE;
@@ -437,7 +438,9 @@ static void flush(struct conn *conn)
 		return;
 	if (conn->out_off == conn->out_len) {
 		conn->out_off = conn->out_len = 0;
-		if (conn->close_after_flush) {
+		/* After the peer's EOF the connection lives on until its last request in
+		 * flight is answered and written (PROTOCOL.md: one response per request). */
+		if (conn->close_after_flush || (conn->read_eof && conn->requests_in_flight == 0)) {
 			conn_close(conn);
 			return;
 		}
@@ -636,7 +639,7 @@ static void on_readable(struct conn *conn)
 	struct vkrd *d = conn->d;
 	size_t turn = 0;
 
-	while (!conn->closing && !conn->close_after_flush && turn < READ_TURN_MAX) {
+	while (!conn->closing && !conn->close_after_flush && !conn->read_eof && turn < READ_TURN_MAX) {
 		union {
 			char buf[CMSG_SPACE(sizeof(int) * CONN_MAX_PENDING_FDS)];
 			struct cmsghdr align;
@@ -681,19 +684,32 @@ static void on_readable(struct conn *conn)
 			return;
 		}
 		if (!take_fds(conn, &mh, conn->rx_bytes + (uint64_t)n)) {
+			/* Closed by flush below, after any error reply already buffered. */
 			protocol_error(conn, "truncated or surplus file descriptors", NULL, 0);
-			conn_close(conn);
-			return;
+			break;
 		}
 		if (n == 0) {
-			conn_close(conn);
-			return;
+			/* A half-close (shutdown(SHUT_WR)) or a close: requests already read are
+			 * still answered, and flush closes once none is owed. An unfinished
+			 * message and its fd are dropped with the connection. */
+			log_debug("conn %" PRIu64 ": end of input, %" PRIu64 " requests in flight", conn->id,
+				  conn->requests_in_flight);
+			conn->read_eof = true;
+			break;
 		}
 		conn->rx_len += (size_t)n;
 		conn->rx_bytes += (uint64_t)n;
 		d->stats.bytes_in += (uint64_t)n;
 		turn += (size_t)n;
 		process(conn);
+		/* Every complete message has taken its fd; the fds left belong to the one
+		 * unfinished message, which may carry only one (the whole request comes in one
+		 * sendmsg). More would let a client park fds in the daemon and exhaust its
+		 * descriptors. */
+		if (conn->nfds > 1 && !conn->closing && !conn->close_after_flush) {
+			protocol_error(conn, "more than one fd pending on an unfinished message", NULL, 0);
+			break;
+		}
 		/* A short read emptied the socket (the poll is level-triggered): skip the
 		 * recvmsg that would only say EAGAIN. */
 		if ((size_t)n < iov.iov_len)

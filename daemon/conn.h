@@ -56,6 +56,7 @@ struct conn {
 	int events;                 /* UV_READABLE/UV_WRITABLE currently polled */
 	bool closing;               /* conn_close called: no more I/O, replies discarded */
 	bool close_after_flush;     /* protocol error: close once the reply is written */
+	bool read_eof;              /* the peer shut its sending side: answer what is owed, close */
 	bool out_failed;            /* a reply could not be buffered (out of memory) */
 	bool in_dirty_list;
 

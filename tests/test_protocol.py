@@ -14,6 +14,7 @@ import math
 import os
 import random
 import re
+import resource
 import socket
 import struct
 import subprocess
@@ -466,6 +467,60 @@ def test_bad_input(path):
     c.close()
 
 
+def test_half_close(path):
+    """A client that shuts its sending side still gets every reply owed, then EOF."""
+    for pings in (3, 5000):
+        c = Conn(path)
+        ids = [c.send("ping", []) for _ in range(pings)]
+        xs = [float(i % 7) for i in range(4096)]
+        ids.append(c.send("reduce", ["sum", "f32", pack("f32", xs)]))
+        ids.append(c.send("scan", ["sum", "i32", pack("i32", list(range(1000)))]))
+        c.sock.shutdown(socket.SHUT_WR)
+        check(c.closed_by_peer(), "connection closed after the replies owed at EOF (%d pings)" % pings)
+        for msg in c.unpacker:
+            c.replies[msg[1]] = (msg[2], msg[3])
+        missing = [i for i in ids if i not in c.replies]
+        check(not missing, "replies after a half-close: %d of %d missing" % (len(missing), len(ids)))
+        if not missing:
+            check(c.replies[ids[pings]] == (None, {"value": sum(xs), "count": len(xs)}),
+                  "reduce answered after a half-close: %r" % (c.replies[ids[pings]],))
+            err, res = c.replies[ids[pings + 1]]
+            check(err is None and unpack("i32", res["data"]) == [i * (i + 1) // 2 for i in range(1000)],
+                  "scan answered after a half-close")
+        c.close()
+
+
+def test_parked_fds(path):
+    """An unfinished message may hold one fd, not more: a client that parks fds in the
+    daemon one byte at a time is closed, and the daemon keeps serving."""
+    c = Conn(path)
+    fd1, fd2 = make_memfd(b"\0" * 4096), make_memfd(b"\0" * 4096)
+    socket.send_fds(c.sock, [b"\x94"], [fd1])
+    time.sleep(0.2)  # two recvmsg calls, each with one fd, for one unfinished message
+    socket.send_fds(c.sock, [b"\x00"], [fd2])
+    check(c.closed_by_peer(), "connection closed with two fds pending on an unfinished message")
+    os.close(fd1)
+    os.close(fd2)
+    c.close()
+    c = Conn(path)
+    check(c.call("ping", []) == (None, "pong"), "daemon serves after parked fds")
+    c.close()
+
+
+def check_fd_limit(pid):
+    """The daemon raised its soft descriptor limit to the hard one (main.c)."""
+    with open("/proc/%d/limits" % pid) as f:
+        line = next(l for l in f if l.startswith("Max open files"))
+    soft, hard = line.split()[3:5]
+    check(soft == hard, "RLIMIT_NOFILE raised to the hard limit: %s" % line.strip())
+
+
+def lower_fd_limit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > 512:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard))
+
+
 def test_batching(path):
     rng = random.Random(3)
     conns = [Conn(path) for _ in range(4)]
@@ -641,7 +696,8 @@ def main():
     path = os.path.join(tmp, "vkreduce.sock")
     log_path = os.path.join(tmp, "daemon.log")
     log = open(log_path, "w")
-    proc = subprocess.Popen([daemon, "--socket", path] + sys.argv[2:], stderr=log)
+    # Started with a low soft descriptor limit, as systemd's default 1024, which it raises.
+    proc = subprocess.Popen([daemon, "--socket", path] + sys.argv[2:], stderr=log, preexec_fn=lower_fd_limit)
     try:
         for _ in range(600):
             if os.path.exists(path):
@@ -659,7 +715,10 @@ def main():
         print("seed", seed, flush=True)
         test_reduce_scan(path, [d for d in hello["dtypes"]], seed)
         test_shm(path, hello)
+        check_fd_limit(proc.pid)
         test_bad_input(path)
+        test_half_close(path)
+        test_parked_fds(path)
         test_batching(path)
         test_encodings(path)
         test_coalesced_replies(path)
