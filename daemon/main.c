@@ -426,6 +426,34 @@ static void log_device(const struct gpu *gpu, const char *cache)
 	}
 }
 
+/* Each connection holds its socket and at most one fd of an unfinished register_shm
+ * (conn.c); the device, the listening sockets, the log and the pipeline cache need a few
+ * more. systemd's default soft limit (1024) is below what max_connections allows, so the
+ * soft limit is raised to the hard one (the unit sets LimitNOFILE), and a hard limit too
+ * low is said at start rather than found when accept fails with EMFILE. */
+static void raise_fd_limit(const struct limits *limits)
+{
+	const uint64_t fds_needed = limits->max_connections * 2 + 256;
+	struct rlimit nofile;
+
+	if (getrlimit(RLIMIT_NOFILE, &nofile) != 0) {
+		log_warn("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+		return;
+	}
+	if (nofile.rlim_cur != nofile.rlim_max) {
+		struct rlimit raised = { nofile.rlim_max, nofile.rlim_max };
+		if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+			nofile = raised;
+		else
+			log_warn("cannot raise RLIMIT_NOFILE to %llu: %s", (unsigned long long)nofile.rlim_max,
+				 strerror(errno));
+	}
+	if (nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < fds_needed)
+		log_warn("RLIMIT_NOFILE is %llu, below the %" PRIu64 " descriptors max_connections %" PRIu64
+			 " may need; connections beyond it wait until others close",
+			 (unsigned long long)nofile.rlim_cur, fds_needed, limits->max_connections);
+}
+
 /* The engine's messages, through the daemon's log (journal priorities, --log-level). */
 static void engine_log(int level, const char *message)
 {
@@ -478,6 +506,8 @@ int main(int argc, char **argv)
 		if (setrlimit(RLIMIT_MEMLOCK, &memlock) != 0)
 			log_warn("cannot raise RLIMIT_MEMLOCK: %s; shared memory may be copied", strerror(errno));
 	}
+
+	raise_fd_limit(&d.limits);
 
 	notify_send("STATUS=initializing the device");
 	cache = cache_path(cache_buf, sizeof(cache_buf));
