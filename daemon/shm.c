@@ -55,6 +55,14 @@ int shm_region_create(struct gpu *gpu, int fd, bool writable, uint64_t max_bytes
 		snprintf(msg, msg_size, "fd: memfd lacks F_SEAL_SHRINK (seals 0x%x)", seals);
 		return -EPERM;
 	}
+	/* The size that is mapped is read again now that shrinking is known to be sealed: the
+	 * client holds the file too, and between the first fstat and F_GET_SEALS it could have
+	 * truncated it and then sealed it, leaving a larger size than the file's for the
+	 * daemon to map and fault on. From here on the size can only grow. */
+	if (fstat(fd, &st) < 0) {
+		snprintf(msg, msg_size, "fd: fstat failed: %s", strerror(errno));
+		return -EBADF;
+	}
 	if (st.st_size <= 0) {
 		snprintf(msg, msg_size, "fd: memfd is empty (size 0)");
 		return -EINVAL;
