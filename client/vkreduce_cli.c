@@ -50,9 +50,9 @@ static void usage(FILE *f)
 	        "  -x, --exclusive          exclusive scan: the first output is the neutral element\n"
 	        "      --op OP              operation of scan (sum, prod, min, max)\n"
 	        "      --cmp OP --value V   count: compare with eq, ne, lt, le, gt or ge against V\n"
-	        "      --text               input is text, one number a line (blank lines and\n"
-	        "                           lines starting with # are skipped); default is raw\n"
-	        "                           little-endian binary\n"
+	        "      --text               input is text, one decimal number a line (blank\n"
+	        "                           lines and lines starting with # are skipped);\n"
+	        "                           default is raw little-endian binary\n"
 	        "  -o, --output FILE        scan: write the result as binary to FILE (default:\n"
 	        "                           text to stdout, one number a line)\n"
 	        "  -s, --socket PATH        daemon socket (default: $VKREDUCE_SOCKET, else\n"
@@ -196,55 +196,76 @@ static void read_into_shm(int fd, const char *name, size_t size, struct input *i
 	in->bytes = size;
 }
 
-/* Parses one number of dtype; false when s is not a number of that type. */
-static bool parse_value(const char *s, vkr_dtype dtype, vkr_value *v)
+/*
+ * Parses one number of dtype, with blanks around it: 0, -EINVAL when s is not a decimal number
+ * or -ERANGE when it is one that dtype cannot hold.
+ *
+ * Numbers are decimal, as the help promises: strtoll with base 0 would read "010" as octal 8
+ * and refuse "08", and strtod would read "0x10" as 16. So a number is an optional sign, then
+ * a digit (floats: or a '.', or inf or nan); the strto* functions then read the rest in base
+ * 10. Requiring that first character also stops them from skipping whitespace of their own,
+ * behind which strtoull would take "-5" for 2^64 - 5. A float whose magnitude is too large
+ * is out of range rather than infinity (inf itself may be written); one too small to be
+ * normal rounds to a subnormal or zero, which is no error.
+ */
+static int parse_value(const char *s, vkr_dtype dtype, vkr_value *v)
 {
+	bool is_float = dtype == VKR_DTYPE_F32 || dtype == VKR_DTYPE_F64;
+	bool out_of_range = false;
+	const char *digits;
 	char *end;
 
-	while (*s == ' ' || *s == '\t')
+	while (*s == ' ' || *s == '\t' || *s == '\r')
 		s++;
-	if (!*s)
-		return false;
+	digits = s + (*s == '+' || *s == '-');
+	if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+		return -EINVAL;
+	bool starts_number = (digits[0] >= '0' && digits[0] <= '9') ||
+	                     (is_float && digits[0] != '\0' && strchr(".iInN", digits[0]));
+	if (!starts_number)
+		return -EINVAL;
 	errno = 0;
 	switch (dtype) {
 	case VKR_DTYPE_F32:
 		v->f32 = strtof(s, &end);
+		out_of_range = errno == ERANGE && isinf(v->f32);
 		break;
 	case VKR_DTYPE_F64:
 		v->f64 = strtod(s, &end);
+		out_of_range = errno == ERANGE && isinf(v->f64);
 		break;
 	case VKR_DTYPE_I32: {
-		long long x = strtoll(s, &end, 0);
-		if (x < INT32_MIN || x > INT32_MAX)
-			return false;
+		long long x = strtoll(s, &end, 10);
+		out_of_range = errno == ERANGE || x < INT32_MIN || x > INT32_MAX;
 		v->i32 = (int32_t)x;
 		break;
 	}
 	case VKR_DTYPE_I64:
-		v->i64 = strtoll(s, &end, 0);
+		v->i64 = strtoll(s, &end, 10);
+		out_of_range = errno == ERANGE;
 		break;
 	case VKR_DTYPE_U32:
 	case VKR_DTYPE_U64: {
-		if (*s == '-')
-			return false;
-		unsigned long long x = strtoull(s, &end, 0);
-		if (dtype == VKR_DTYPE_U32) {
-			if (x > UINT32_MAX)
-				return false;
+		/* The digits alone: strtoull would negate modulo 2^64 after a '-'. "-0" is zero. */
+		unsigned long long x = strtoull(digits, &end, 10);
+		out_of_range = errno == ERANGE || (*s == '-' && x != 0) ||
+		               (dtype == VKR_DTYPE_U32 && x > UINT32_MAX);
+		if (dtype == VKR_DTYPE_U32)
 			v->u32 = (uint32_t)x;
-		} else {
+		else
 			v->u64 = x;
-		}
 		break;
 	}
 	default:
-		return false;
+		return -EINVAL;
 	}
-	if (errno == ERANGE && dtype != VKR_DTYPE_F32 && dtype != VKR_DTYPE_F64)
-		return false;
+	if (end == s || end == digits)
+		return -EINVAL;
 	while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
 		end++;
-	return end != s && *end == '\0';
+	if (*end != '\0')
+		return -EINVAL;
+	return out_of_range ? -ERANGE : 0;
 }
 
 /* Turns text (one number a line) into packed little-endian elements, in place of in. */
@@ -254,6 +275,16 @@ static void parse_text(struct input *in, vkr_dtype dtype, const char *name)
 	unsigned char *out = malloc(cap * esize);
 	char *text = malloc(in->bytes + 1);
 
+	/* The lines are C strings: a NUL would silently end one and drop the rest of the input.
+	 * Text has none, but UTF-16 (one in every other byte) or a binary file given --text do. */
+	const char *nul = memchr(in->data, '\0', in->bytes);
+	if (nul) {
+		size_t offset = (size_t)(nul - (const char *)in->data), nul_line = 1;
+		for (const char *c = in->data; c < nul; c++)
+			nul_line += *c == '\n';
+		die(1, "%s:%zu: NUL byte at offset %zu: --text wants plain text (ASCII or UTF-8, "
+		    "not UTF-16 or binary)", name, nul_line, offset);
+	}
 	if (!out || !text)
 		die(1, "out of memory");
 	memcpy(text, in->data, in->bytes);
@@ -268,9 +299,13 @@ static void parse_text(struct input *in, vkr_dtype dtype, const char *name)
 			q++;
 		if (*q && *q != '#') {
 			vkr_value v;
-			if (!parse_value(p, dtype, &v))
-				die(1, "%s:%zu: not a %s: \"%.40s\"", name, line, proto_dtype_name(dtype),
-				    p);
+			int err = parse_value(p, dtype, &v);
+			if (err == -ERANGE)
+				die(1, "%s:%zu: out of range for %s: \"%.40s\"", name, line,
+				    proto_dtype_name(dtype), p);
+			if (err < 0)
+				die(1, "%s:%zu: not a decimal %s: \"%.40s\"", name, line,
+				    proto_dtype_name(dtype), p);
 			if (n == cap) {
 				unsigned char *no = realloc(out, cap * 2 * esize);
 				if (!no)
@@ -626,11 +661,15 @@ struct opts {
 	const char *cmd, *file, *socket, *out_path;
 	vkr_dtype dtype;
 	vkr_op scan_op;
+	bool have_scan_op;      /* --op was given: scan takes it, the reductions refuse it */
 	bool exclusive, text, have_cmp;
 	bool prometheus;        /* stats in the Prometheus text format */
 	vkr_cmp cmp;
 	const char *value_str;
 	size_t shm_threshold;
+	/* The first option given that only commands reading an array take (--dtype, --op, ...),
+	 * as typed, so that ping, info and stats refuse it instead of ignoring it; may be NULL. */
+	const char *array_option;
 };
 
 static const char *need_arg(int argc, char **argv, int *i)
@@ -638,6 +677,34 @@ static const char *need_arg(int argc, char **argv, int *i)
 	if (*i + 1 >= argc)
 		die(2, "%s needs an argument (see --help)", argv[*i]);
 	return argv[++*i];
+}
+
+/* Parses a byte count of decimal digits only: strtoull alone would take "-1" for 2^64 - 1
+ * (it negates modulo 2^64), skip leading blanks, and with base 0 read "010" as 8. */
+static bool parse_byte_count(const char *s, size_t *out)
+{
+	char *end;
+
+	if (!(*s >= '0' && *s <= '9'))
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno == ERANGE || *end != '\0' || (unsigned long long)(size_t)v != v)
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+static bool is_array_option(const char *a)
+{
+	static const char *const names[] = {
+		"-t", "--dtype", "-x", "--exclusive", "--op", "--cmp", "--value", "--text",
+		"-o", "--output", "--shm-threshold",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(a, names[i]) == 0)
+			return true;
+	return false;
 }
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -648,6 +715,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	o->shm_threshold = DEFAULT_SHM_THRESHOLD;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		if (!o->array_option && is_array_option(a))
+			o->array_option = a;
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
 			exit(0);
@@ -661,6 +730,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			const char *t = need_arg(argc, argv, &i);
 			if (!proto_op_parse(t, strlen(t), &o->scan_op) || o->scan_op == VKR_OP_COUNT)
 				die(2, "unknown scan op '%s' (sum, prod, min, max)", t);
+			o->have_scan_op = true;
 		} else if (strcmp(a, "--cmp") == 0) {
 			const char *t = need_arg(argc, argv, &i);
 			if (!proto_cmp_parse(t, strlen(t), &o->cmp))
@@ -678,12 +748,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->socket = need_arg(argc, argv, &i);
 		} else if (strcmp(a, "--shm-threshold") == 0) {
 			const char *t = need_arg(argc, argv, &i);
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(t, &end, 0);
-			if (errno || end == t || *end || v == 0)
-				die(2, "--shm-threshold wants a positive byte count, not '%s'", t);
-			o->shm_threshold = (size_t)v;
+			if (!parse_byte_count(t, &o->shm_threshold) || o->shm_threshold == 0)
+				die(2, "--shm-threshold wants a positive byte count in decimal "
+				    "digits, not '%s'", t);
 		} else if (a[0] == '-' && a[1] != '\0') {
 			die(2, "unknown option '%s' (see --help)", a);
 		} else if (!o->cmd) {
@@ -718,14 +785,21 @@ static int run_array(vkr_client *c, const struct opts *o)
 		die(2, "--cmp and --value go together");
 	if (op == VKR_OP_COUNT && !o->have_cmp)
 		die(2, "count needs --cmp OP --value V (e.g. --cmp gt --value 0)");
+	if (o->have_scan_op && !scan)
+		die(2, "--op only applies to scan");
 	if (o->exclusive && !scan)
 		die(2, "--exclusive only applies to scan");
 	if (o->out_path && !scan)
 		die(2, "-o only applies to scan");
 	if (o->have_cmp) {
 		ropts.cmp = o->cmp;
-		if (!parse_value(o->value_str, o->dtype, &ropts.value))
-			die(2, "--value '%s' is not a %s", o->value_str, proto_dtype_name(o->dtype));
+		int verr = parse_value(o->value_str, o->dtype, &ropts.value);
+		if (verr == -ERANGE)
+			die(2, "--value '%s' is out of range for %s", o->value_str,
+			    proto_dtype_name(o->dtype));
+		if (verr < 0)
+			die(2, "--value '%s' is not a decimal %s", o->value_str,
+			    proto_dtype_name(o->dtype));
 	}
 
 	input_load(o->file, o->text, o->dtype, o->shm_threshold, &in);
@@ -777,6 +851,8 @@ int main(int argc, char **argv)
 	               strcmp(o.cmd, "stats") == 0;
 	if (is_meta && o.file)
 		die(2, "%s takes no input file", o.cmd);
+	if (is_meta && o.array_option)
+		die(2, "%s takes no %s (it reads no array)", o.cmd, o.array_option);
 	if (o.prometheus && strcmp(o.cmd, "stats") != 0)
 		die(2, "--prometheus only applies to stats");
 	if (!is_meta && strcmp(o.cmd, "scan") != 0) {
