@@ -42,6 +42,8 @@ static char *out_reserve(struct conn *conn, size_t len)
 
 	if (conn->closing || conn->out_failed)
 		return NULL;
+	if (conn->out_len == conn->out_off)
+		conn->written_ns = vkrd_now_ns(); /* a reader is stalled only from here on */
 	need = conn->out_len + len;
 	if (need > conn->out_cap) {
 		size_t cap = conn->out_cap ? conn->out_cap : 4096;
@@ -373,6 +375,31 @@ static void close_slow(struct conn *conn, const char *why)
 	conn_close(conn);
 }
 
+bool conn_close_stalled_reader(struct vkrd *d, const struct conn *except)
+{
+	const struct limits *l = &d->limits;
+	uint64_t now = vkrd_now_ns(), most = 0;
+	struct conn *stalled = NULL;
+
+	/* Without this, connections that stop reading just below output_soft_bytes, where no
+	 * timer closes them, could hold the whole budget and leave every other client "busy"
+	 * for as long as they stay connected. Only a reader the daemon has stopped reading,
+	 * and that has taken nothing for the soft time, is chosen. */
+	for (struct conn *c = d->conns; c; c = c->next) {
+		uint64_t unsent = c->out_len - c->out_off;
+		if (c == except || c->closing || unsent <= l->output_pause_bytes || unsent <= most)
+			continue;
+		if (now - c->written_ns < l->output_soft_seconds * UINT64_C(1000000000))
+			continue;
+		stalled = c;
+		most = unsent;
+	}
+	if (!stalled)
+		return false;
+	close_slow(stalled, "not reading while the daemon's max_memory_bytes is spent");
+	return true;
+}
+
 static void on_soft_timer(uv_timer_t *timer)
 {
 	struct conn *conn = timer->data;
@@ -428,6 +455,7 @@ static void flush(struct conn *conn)
 			return;
 		}
 		conn->out_off += (size_t)n;
+		conn->written_ns = vkrd_now_ns();
 		conn->d->stats.bytes_out += (uint64_t)n;
 		conn->d->stats.memory_bytes -= (uint64_t)n;
 	}

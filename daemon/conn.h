@@ -53,6 +53,7 @@ struct conn {
 	bool uid_counted;           /* access_conn_open succeeded: undo on close */
 	uv_timer_t soft_timer;      /* embedded: fires when replies stayed above the soft limit */
 	uint64_t soft_since_ns;     /* 0, or when unsent replies first passed output_soft_bytes */
+	uint64_t written_ns;        /* when the peer last took reply bytes, or output began */
 	int events;                 /* UV_READABLE/UV_WRITABLE currently polled */
 	bool closing;               /* conn_close called: no more I/O, replies discarded */
 	bool close_after_flush;     /* protocol error: close once the reply is written */
@@ -116,6 +117,12 @@ void conn_reply_error(struct conn *conn, uint32_t msgid, int code, const char *f
 void conn_flush_dirty(struct vkrd *d);
 /* Closes every connection (shutdown). */
 void conn_close_all(struct vkrd *d);
+
+/* While the daemon's memory budget (max_memory_bytes) is spent: closes the connection, other
+ * than except, that holds the most unsent replies among those the daemon stopped reading
+ * (above output_pause_bytes) and that took none of them for output_soft_seconds. Returns
+ * whether it closed one. */
+bool conn_close_stalled_reader(struct vkrd *d, const struct conn *except);
 /* Shutdown, once no work is left: reads and answers what the client has already sent,
  * stops reading, and closes the connection as soon as its replies are written (at once if
  * none are pending). */

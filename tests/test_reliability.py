@@ -314,6 +314,37 @@ def test_slow_reader():
     d.stop("slow-hard")
 
 
+def test_stalled_reader_makes_room():
+    # A connection that stops reading with its replies below output_soft_bytes (which no
+    # timer closes) must not hold the memory budget from everyone else: once it has taken
+    # nothing for output_soft_seconds, a request the budget would refuse closes it instead.
+    d = Daemon(["--max-memory-bytes", "4M", "--output-pause-bytes", "512K", "--output-soft-seconds", "1",
+                "--max-bytes-per-conn", "1G"])
+    xs = list(range(400000))  # a 1.6 MB scan: 3.2 MB charged in flight, 1.6 MB of reply
+    import msgpack
+    stalled = Conn(d.path)
+    stalled.msgid += 1
+    stalled.sock.sendall(msgpack.packb([0, stalled.msgid, "scan", ["sum", "i32", pack("i32", xs)]],
+                                       use_bin_type=True))
+    # Its scan done, its reply unread beyond what the socket holds.
+    s = wait_stats(d, lambda s: 512 << 10 < s["memory_bytes"] < 3 << 20)
+    check(512 << 10 < s["memory_bytes"] < 3 << 20, "stalled reader: reply held unsent (%d)" % s["memory_bytes"])
+    victim = Conn(d.path)
+    err, _ = victim.call("scan", ["sum", "i32", pack("i32", xs)])
+    check(err is not None and err[0] == E_BUSY, "stalled reader: within the soft time others get busy (%r)" % (err,))
+    time.sleep(1.2)
+    err, res = victim.call("scan", ["sum", "i32", pack("i32", xs)])
+    check(err is None and len(res["data"]) == 4 * len(xs),
+          "stalled reader: after the soft time the request is served (%r)" % (err,))
+    s = d.stats()
+    check(s["slow_reader_closes"] == 1 and s["connections"] == 2,
+          "stalled reader: it alone was closed (%d closes, %d connections)" % (s["slow_reader_closes"], s["connections"]))
+    check(stalled.closed_by_peer(), "stalled reader: its connection is closed")
+    stalled.close()
+    victim.close()
+    d.stop("stalled")
+
+
 def test_device_loss():
     d = Daemon([], env={"VKR_FAULT_SUBMIT_EVERY": "4"})
     c = Conn(d.path)
@@ -369,6 +400,7 @@ SCENARIOS = {
     "per_uid_shm": test_per_uid_shm,
     "allow": test_allow_lists,
     "slow": test_slow_reader,
+    "stalled": test_stalled_reader_makes_room,
     "device_loss": test_device_loss,
 }
 
