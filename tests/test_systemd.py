@@ -175,7 +175,8 @@ def test_verify(tmp):
     for line in ("Type=notify", "Restart=on-failure", "ProtectSystem=strict", "ProtectHome=yes",
                  "PrivateNetwork=yes", "RestrictAddressFamilies=AF_UNIX", "NoNewPrivileges=yes",
                  "CapabilityBoundingSet=\n", "StateDirectory=vkreduce", "RuntimeDirectory=vkreduce",
-                 "RuntimeDirectoryPreserve=yes", "DeviceAllow=char-drm rw", "DeviceAllow=char-nvidia-frontend rw"):
+                 "RuntimeDirectoryPreserve=yes", "DeviceAllow=char-drm rw", "DeviceAllow=char-nvidia-frontend rw",
+                 "LimitMEMLOCK=infinity", "LimitNOFILE=16384"):
         check(("\n" + line) in service if line.endswith("\n") else ("\n" + line + "\n") in service,
               "vkreduced.service has %r" % line.strip())
     check(re.search(r"\nWatchdogSec=\d+", service) is not None, "vkreduced.service has WatchdogSec=")
