@@ -58,15 +58,20 @@ static bool get_uint(const msgpack_object *o, uint64_t *out)
 	return true;
 }
 
-static int check_common(vkr_op op, vkr_dtype dtype, const struct src *src)
+static int check_common(vkr_client *c, vkr_op op, vkr_dtype dtype, const struct src *src)
 {
 	if ((unsigned)op >= VKR_OP_COUNT_ || (unsigned)dtype >= VKR_DTYPE_COUNT_)
 		return -EINVAL;
 	if (!src->shm && src->n > 0 && !src->data)
 		return -EINVAL;
-	/* msgpack bin lengths are 32 bits; bigger inputs must go through shared memory. */
-	if (!src->shm && src->n > UINT32_MAX / proto_dtype_size(dtype))
-		return -EMSGSIZE;
+	/* msgpack bin lengths are 32 bits; bigger inputs must go through shared memory. The
+	 * daemon refuses far smaller ones (max_inline_bytes) with the same code, so the caller
+	 * handles both alike. */
+	if (!src->shm && src->n > UINT32_MAX / proto_dtype_size(dtype)) {
+		static const char why[] = "inline array of 4 GiB or more: use shared memory";
+		rpc_set_error_message(c, why, sizeof(why) - 1);
+		return VKR_ETOO_LARGE;
+	}
 	return 0;
 }
 
@@ -210,7 +215,7 @@ static int reduce_start(vkr_client *c, vkr_op op, vkr_dtype dtype, const struct 
 
 	if (!c || !cb)
 		return -EINVAL;
-	if ((err = check_common(op, dtype, src)) < 0)
+	if ((err = check_common(c, op, dtype, src)) < 0)
 		return err;
 	/* count means count-if: the protocol has no default comparison. */
 	if (op == VKR_OP_COUNT && (!opts || (unsigned)opts->cmp >= VKR_CMP_COUNT_))
@@ -287,7 +292,7 @@ static int scan_start(vkr_client *c, vkr_op op, vkr_dtype dtype, const struct sr
 
 	if (!c || !cb || op == VKR_OP_COUNT)
 		return -EINVAL;
-	if ((err = check_common(op, dtype, src)) < 0)
+	if ((err = check_common(c, op, dtype, src)) < 0)
 		return err;
 	if (!dst_region && src->n > 0 && !out)
 		return -EINVAL;

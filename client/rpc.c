@@ -6,6 +6,12 @@
  * input too, so that a daemon that answers while we are still writing never deadlocks with
  * us. Every reply is validated before it reaches a call: a daemon that sends garbage gets its
  * connection closed and every call in flight fails with -EPROTO, but never crashes us.
+ *
+ * A daemon that refuses a request often answers and then closes (error 3 for an inline array
+ * over max_inline_bytes), so a failed send is never the end of the story: what the daemon sent
+ * before it closed is read and handled first, and only the calls left fail. A send fails where
+ * callbacks may not run (inside an asynchronous call or vkr_cork) too; the failure then waits
+ * in send_error for the next dispatch, flush or blocking call.
  */
 #include "rpc.h"
 
@@ -40,13 +46,19 @@ struct vkr_client {
 	int error; /* sticky: 0 while usable, else why the connection ended */
 	int timeout_ms; /* for blocking calls, -1 forever */
 	uint32_t next_msgid; /* msgpack-RPC msgids are 32 bits; wraps, skipping those in use */
-	bool in_callback; /* set while a reply function runs */
+	bool in_callback; /* set while a reply function runs, nested ones included */
+	/* A send failed (-errno) where callbacks may not run; the connection is failed, after
+	 * reading what the daemon sent before it went, by the next dispatch, flush or wait. */
+	int send_error;
 
 	/* Send buffer: bytes [off, len) are still to be written. */
 	char *out; /* owned */
 	size_t out_len, out_off, out_cap;
 	bool out_oom; /* a pack ran out of memory: the request being built is void */
 	bool corked; /* vkr_cork: committed requests wait for a flush, dispatch or uncork */
+	/* rpc_commit_with_fd waits for room: the send buffer starts with a request whose fd must
+	 * go with its first byte, so nothing may be sent without it (see send_some). */
+	bool fd_request_waiting;
 	msgpack_packer pk; /* writes into out */
 
 	/* Receive buffer: bytes [in_off, in_len) are not parsed yet. Replies are decoded in
@@ -124,6 +136,18 @@ static int table_grow(vkr_client *c)
 	return 0;
 }
 
+/* Enters call into the table. Growing the table only keeps the chains short: when it cannot
+ * grow, longer chains still work, so entering a call never fails. */
+static void table_insert(vkr_client *c, struct rpc_call *call)
+{
+	if (c->ncalls >= c->nbuckets)
+		(void)table_grow(c);
+	struct rpc_call **slot = table_slot(c, call->msgid);
+	call->next = NULL;
+	*slot = call;
+	c->ncalls++;
+}
+
 static struct rpc_call *table_take(vkr_client *c, uint32_t msgid)
 {
 	struct rpc_call **p = table_slot(c, msgid);
@@ -168,9 +192,13 @@ static int run_call(vkr_client *c, struct rpc_call *call, int status, const msgp
 {
 	int ran = 0;
 	if (call->fn) {
+		/* Restored, not cleared: a callback may dispatch, and the replies handled there must
+		 * not end the outer callback's protection (vkr_close would free the client under
+		 * it). */
+		bool was_in_callback = c->in_callback;
 		c->in_callback = true;
 		call->fn(c, call, status, res);
-		c->in_callback = false;
+		c->in_callback = was_in_callback;
 		ran = 1;
 	}
 	call_free(c, call);
@@ -305,9 +333,35 @@ void rpc_close(vkr_client *c)
 
 /* ---- sending ------------------------------------------------------------------------------- */
 
-/* Writes what the socket takes now. Returns 0 (maybe with bytes left) or a connection error. */
+static int recv_all(vkr_client *c);
+
+/* The errno of a send that failed for good, as the library reports it. */
+static int send_failure(int err)
+{
+	return err == EPIPE ? -ECONNRESET : -err;
+}
+
+/* Ends the connection after a failed send, once what the daemon sent before it closed has been
+ * read and handled: its answer (often the reason it closed) reaches its call, and only the
+ * calls left fail. Runs callbacks, so only where they may run. */
+static int fail_after_send_error(vkr_client *c)
+{
+	if (c->error)
+		return c->error;
+	(void)recv_all(c); /* fails the connection itself at the end of the stream */
+	return fail_connection(c, c->send_error);
+}
+
+/* Writes what the socket takes now. Returns 0 (maybe with bytes left) or, when a send failed,
+ * its error, which stays in c->send_error: the connection is failed by whichever caller may
+ * run callbacks (fail_after_send_error), and nothing more is sent on it. */
 static int send_some(vkr_client *c)
 {
+	if (c->send_error)
+		return c->send_error;
+	/* The request at the front waits to go with its fd (rpc_commit_with_fd). */
+	if (c->fd_request_waiting)
+		return 0;
 	while (c->out_off < c->out_len) {
 		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
 		                 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -316,7 +370,8 @@ static int send_some(vkr_client *c)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			return fail_connection(c, errno == EPIPE ? -ECONNRESET : -errno);
+			c->send_error = send_failure(errno);
+			return c->send_error;
 		}
 		c->out_off += (size_t)w;
 	}
@@ -380,21 +435,13 @@ void rpc_abort(vkr_client *c, struct rpc_call *call)
 
 int rpc_commit(vkr_client *c, struct rpc_call *call)
 {
-	int err;
-
 	if (c->out_oom) {
 		rpc_abort(c, call);
 		return -ENOMEM;
 	}
-	if (c->ncalls >= c->nbuckets && (err = table_grow(c)) < 0) {
-		rpc_abort(c, call);
-		return err;
-	}
-	struct rpc_call **slot = table_slot(c, call->msgid);
-	call->next = NULL;
-	*slot = call;
-	c->ncalls++;
-	/* A failure here fails the call through its reply function, like any later one. */
+	table_insert(c, call);
+	/* A failed send fails the call through its reply function, like any later failure, but
+	 * not here: callbacks run only in dispatch, flush and blocking calls (send_some). */
 	if (!c->corked)
 		(void)send_some(c);
 	return 0;
@@ -564,7 +611,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* One round of I/O: waits up to timeout_ms for the socket, then writes and reads. Returns
+/* One round of I/O: waits up to timeout_ms for the socket, then reads and writes. Returns
  * callbacks run or a connection error. */
 static int io_round(vkr_client *c, int timeout_ms)
 {
@@ -573,6 +620,8 @@ static int io_round(vkr_client *c, int timeout_ms)
 
 	if (c->error)
 		return c->error;
+	if (c->send_error)
+		return fail_after_send_error(c);
 	if (c->out_off < c->out_len)
 		pfd.events |= POLLOUT;
 	r = poll(&pfd, 1, timeout_ms);
@@ -580,15 +629,20 @@ static int io_round(vkr_client *c, int timeout_ms)
 		return errno == EINTR ? 0 : -errno;
 	if (r == 0)
 		return 0;
-	if ((pfd.revents & (POLLOUT | POLLERR | POLLHUP)) && c->out_off < c->out_len) {
-		if ((r = send_some(c)) < 0)
-			return r;
-	}
+	/* Read first: a daemon that answers and closes at once (input, hang-up and room to write
+	 * all reported together) would make the send fail before its answer is read. */
 	if (pfd.revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)) {
 		if ((r = recv_all(c)) < 0)
 			return r;
 		ran += r;
 	}
+	if ((pfd.revents & (POLLOUT | POLLERR | POLLHUP)) && c->out_off < c->out_len) {
+		if (send_some(c) < 0)
+			return fail_after_send_error(c);
+	}
+	/* A callback's request may have failed to go out. */
+	if (c->send_error)
+		return fail_after_send_error(c);
 	return ran;
 }
 
@@ -612,7 +666,7 @@ static void spin_for(vkr_client *c, const bool *done)
 {
 	int64_t start;
 
-	if (c->spin_ns <= 0 || c->out_off < c->out_len)
+	if (c->spin_ns <= 0 || c->out_off < c->out_len || c->send_error)
 		return;
 	start = now_ns();
 	while (!*done && !c->error) {
@@ -665,9 +719,32 @@ int rpc_drain(vkr_client *c, int timeout_ms)
 	return 0;
 }
 
+/* Waits for room to send the request that carries an fd, reading and handling replies
+ * meanwhile: a daemon whose unread replies passed output_pause_bytes stops reading requests
+ * until they are read, so waiting for room alone could wait forever. Returns 0 (try again) or
+ * an error. */
+static int wait_to_send_fd(vkr_client *c, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN | POLLOUT };
+	int r = poll(&pfd, 1, remaining(deadline));
+
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (pfd.revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)) {
+		if ((r = recv_all(c)) < 0)
+			return r;
+	}
+	if (!(pfd.revents & POLLOUT) && deadline >= 0 && now_ms() >= deadline)
+		return -ETIMEDOUT;
+	return 0;
+}
+
 int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd, bool may_wait)
 {
 	int64_t deadline = c->timeout_ms < 0 ? -1 : now_ms() + c->timeout_ms;
+	size_t request_end = c->out_len;
 	int err;
 
 	if (c->out_oom) {
@@ -686,9 +763,7 @@ int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd, bool may_wa
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctrl;
 	memset(&ctrl, 0, sizeof(ctrl));
-	struct iovec iov = { .iov_base = c->out, .iov_len = c->out_len };
 	struct msghdr mh = {
-		.msg_iov = &iov,
 		.msg_iovlen = 1,
 		.msg_control = ctrl.buf,
 		.msg_controllen = sizeof(ctrl.buf),
@@ -699,40 +774,48 @@ int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd, bool may_wa
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 
+	/* Callbacks run while we wait may queue requests behind this one; they go with it. */
+	c->fd_request_waiting = true;
 	ssize_t w;
 	for (;;) {
+		/* Taken afresh each time: a callback's request may have moved the buffer. */
+		struct iovec iov = { .iov_base = c->out, .iov_len = c->out_len };
+		mh.msg_iov = &iov;
 		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w >= 0)
 			break;
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			if (!may_wait) {
-				rpc_abort(c, call);
-				return -EAGAIN;
-			}
-			struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
-			int r = poll(&pfd, 1, remaining(deadline));
-			if (r < 0 && errno != EINTR) {
-				rpc_abort(c, call);
-				return -errno;
-			}
-			if (r == 0) {
-				rpc_abort(c, call);
-				return -ETIMEDOUT;
-			}
-			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			c->fd_request_waiting = false;
+			c->send_error = send_failure(errno);
+			call_free(c, call);
+			return fail_after_send_error(c);
 		}
-		err = errno == EPIPE ? -ECONNRESET : -errno;
-		call_free(c, call);
-		return fail_connection(c, err);
+		err = may_wait ? wait_to_send_fd(c, deadline) : -EAGAIN;
+		if (err < 0)
+			goto give_up;
 	}
+	c->fd_request_waiting = false;
 	/* The fd went with the first byte; a short write leaves the tail for ordinary sends. */
 	c->out_off = (size_t)w;
-	call->mark = 0;
-	if ((err = rpc_commit(c, call)) < 0)
-		return err;
+	table_insert(c, call);
+	if (!c->corked)
+		(void)send_some(c);
 	return 0;
+
+give_up:
+	c->fd_request_waiting = false;
+	if (c->error) {
+		call_free(c, call); /* the connection ended while we waited; the buffer is gone */
+		return c->error;
+	}
+	/* Nothing of this request left: take it out, keeping what callbacks queued behind it. */
+	memmove(c->out, c->out + request_end, c->out_len - request_end);
+	c->out_len -= request_end;
+	c->out_oom = false;
+	call_free(c, call);
+	return err;
 }
 
 bool rpc_in_callback(const vkr_client *c)
@@ -779,9 +862,11 @@ int vkr_get_fd(const vkr_client *c)
 int vkr_cork(vkr_client *c, bool corked)
 {
 	c->corked = corked;
-	if (corked || c->error)
+	if (c->error)
 		return c->error;
-	return send_some(c);
+	/* A send that fails here is reported, but its calls fail (callbacks run) in the next
+	 * dispatch, flush or blocking call. */
+	return corked ? c->send_error : send_some(c);
 }
 
 struct arena *rpc_arena(vkr_client *c)
@@ -801,11 +886,15 @@ size_t vkr_pending(const vkr_client *c)
 
 bool rpc_send_idle(const vkr_client *c)
 {
-	return c->out_off == c->out_len && !c->error;
+	return c->out_off == c->out_len && !c->error && !c->send_error;
 }
 
 int vkr_dispatch(vkr_client *c, int timeout_ms)
 {
+	/* A callback may look for replies, but not wait for them: that would block its caller's
+	 * loop inside the library, as a blocking call would. */
+	if (c->in_callback && timeout_ms != 0)
+		return -EBUSY;
 	if (!c->in_callback)
 		arena_advance(c, &c->arena);
 	return io_round(c, timeout_ms < 0 ? -1 : timeout_ms);
@@ -838,9 +927,11 @@ const char *vkr_strerror(int err)
 	default:
 		break;
 	}
-	if (err < 0 && err > -4096)
-		return strerror(-err); /* glibc's table is static and thread-safe to read */
-	if (err <= -VKR_ERROR_BASE)
+	/* Before strerror, which would also take -1011 ("Unknown error 1011"): a code the daemon
+	 * added after this library was built. */
+	if (err < -VKR_ERROR_BASE)
 		return "unknown daemon error";
+	if (err < 0)
+		return strerror(-err); /* glibc's table is static and thread-safe to read */
 	return "unknown error";
 }

@@ -54,7 +54,8 @@ void rpc_close(vkr_client *client);
 msgpack_packer *rpc_begin(vkr_client *client, const char *method, uint32_t nparams,
                           struct rpc_call **call, int *err);
 /* Enters the call into the table and sends what the socket takes. Returns 0 or an error (the
- * call is then freed and fn is not called). */
+ * call is then freed and fn is not called). A failed send does not fail the call here: its fn
+ * runs with the error in the next dispatch, flush or wait. */
 int rpc_commit(vkr_client *client, struct rpc_call *call);
 void rpc_abort(vkr_client *client, struct rpc_call *call);
 /* Sends the whole send buffer within timeout_ms (-1: forever), handling replies meanwhile. */
@@ -62,7 +63,9 @@ int rpc_drain(vkr_client *client, int timeout_ms);
 int rpc_timeout(const vkr_client *client);
 /* As rpc_commit, but the request leaves in one sendmsg with fd attached (SCM_RIGHTS). The caller
  * calls rpc_drain before rpc_begin, so that the fd arrives with this request's first byte.
- * Without may_wait a full socket aborts the call and returns -EAGAIN instead of waiting. */
+ * Without may_wait a full socket aborts the call and returns -EAGAIN instead of waiting. While
+ * it waits for room it reads and handles replies (callbacks run; requests they start queue
+ * behind this one), so only a caller that may run callbacks passes may_wait. */
 int rpc_commit_with_fd(vkr_client *client, struct rpc_call *call, int fd, bool may_wait);
 /* True when nothing waits in the send buffer (and the connection has not failed). */
 bool rpc_send_idle(const vkr_client *client);

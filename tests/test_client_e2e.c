@@ -584,6 +584,34 @@ static void test_batches_of_jobs_in_many_buffers_are_answered_right(void **state
 	assert_int_equal(ref_daemon_stop(&small), 0);
 }
 
+/* An inline array over max_inline_bytes: the daemon answers error 3, naming the limit, and
+ * closes without reading the rest. The caller gets that answer, not the hang-up. */
+static void test_inline_array_over_the_limit_gets_the_daemons_too_large(void **state)
+{
+	vkr_kvlist *kv;
+	vkr_client *c;
+	vkr_value v;
+	(void)state;
+	assert_int_equal(vkr_hello(cl, "test_client_e2e", &kv), 0);
+	double max_inline = vkr_kvlist_number(kv, "limits.max_inline_bytes", 0);
+	vkr_kvlist_free(kv);
+	assert_true(max_inline > 0);
+	size_t n = (size_t)(max_inline / sizeof(float)) + 1;
+	float *big = calloc(n, sizeof(*big));
+	assert_non_null(big);
+	assert_int_equal(vkr_connect(daemon_.socket, &c), 0);
+	vkr_set_timeout(c, 30000);
+	int err = vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_F32, big, n, NULL, &v);
+	if (err != VKR_ETOO_LARGE)
+		fail_msg("reduce of %zu bytes inline: %s (%s)", n * sizeof(float), vkr_strerror(err),
+		         vkr_last_error_message(c));
+	assert_non_null(strstr(vkr_last_error_message(c), "max_inline_bytes"));
+	assert_int_equal(vkr_ping(c), -ECONNRESET); /* then it closed */
+	vkr_close(c);
+	free(big);
+	assert_int_equal(vkr_ping(cl), 0); /* other connections serve on */
+}
+
 static void test_stats_count_requests_and_batches(void **state)
 {
 	vkr_kvlist *kv;
@@ -611,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_arrays_in_several_buffers_match_cpu),
 		cmocka_unit_test(test_async_pipelined_requests_are_each_answered_once),
 		cmocka_unit_test(test_batches_of_jobs_in_many_buffers_are_answered_right),
+		cmocka_unit_test(test_inline_array_over_the_limit_gets_the_daemons_too_large),
 		cmocka_unit_test(test_stats_count_requests_and_batches),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <msgpack.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,9 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -38,6 +42,7 @@ struct fake {
 	int got_fd_seals;
 	bool refuse_shm;    /* script_arena: answer register_shm with "shared memory rejected" */
 	int shm_seen, inline_seen; /* script_arena: reduce inputs by where they were */
+	int hold[2]; /* a pipe: a script waits at fake_wait_for_test until the test writes to it */
 };
 
 /* Reads one whole request (blocking); returns its msgid and method, or false at EOF. */
@@ -174,6 +179,7 @@ static vkr_client *fake_start(struct fake *f, script_fn script)
 	assert_true(f->lfd >= 0);
 	assert_int_equal(bind(f->lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
 	assert_int_equal(listen(f->lfd, 4), 0);
+	assert_int_equal(pipe(f->hold), 0);
 	assert_true(msgpack_unpacker_init(&f->unp, 65536));
 	msgpack_unpacked_init(&f->msg);
 	assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
@@ -188,10 +194,24 @@ static void fake_stop(struct fake *f, vkr_client *c)
 	close(f->lfd);
 	if (f->got_fd >= 0)
 		close(f->got_fd);
+	close(f->hold[0]);
+	close(f->hold[1]);
 	msgpack_unpacked_destroy(&f->msg);
 	msgpack_unpacker_destroy(&f->unp);
 	unlink(f->path);
 	rmdir(f->dir);
+}
+
+/* Lets a script go on from fake_wait_for_test: the client is where the test wants it. */
+static void fake_release(struct fake *f)
+{
+	assert_int_equal(write(f->hold[1], "", 1), 1);
+}
+
+static void fake_wait_for_test(struct fake *f)
+{
+	char byte;
+	(void)!read(f->hold[0], &byte, 1);
 }
 
 /* ---- scripts ------------------------------------------------------------------------------- */
@@ -588,6 +608,360 @@ static void test_register_sends_one_sealed_memfd_with_the_request(void **state)
 	fake_stop(&f, c);
 }
 
+/* ---- a daemon that answers, then hangs up ------------------------------------------------- */
+
+/* Does what vkreduced does with an inline bin over max_inline_bytes: reads the start of the
+ * first request (msgid 1), answers error 3 and closes without reading the rest. */
+static void script_too_large_then_hang_up(struct fake *f)
+{
+	char start[4096];
+	if (recv(f->cfd, start, sizeof(start), 0) <= 0)
+		return;
+	reply_error(f, 1, 3, "params[2]: bin of 8388608 bytes is over max_inline_bytes 65536");
+}
+
+/* The same once the test released it: the client's call has returned by then, so the send
+ * that fails is a later one. */
+static void script_too_large_when_released(struct fake *f)
+{
+	fake_wait_for_test(f);
+	script_too_large_then_hang_up(f);
+}
+
+/* Waits (at most 5 s) until the fake daemon has closed its end, reading nothing. */
+static void wait_for_hang_up(vkr_client *c)
+{
+	struct pollfd pfd = { .fd = vkr_get_fd(c), .events = 0 };
+	for (int i = 0; i < 500; i++) {
+		assert_true(poll(&pfd, 1, 10) >= 0);
+		if (pfd.revents & POLLHUP)
+			return;
+	}
+	fail_msg("the fake daemon did not hang up");
+}
+
+#define BIG_INPUT_ELEMENTS ((size_t)2 << 20) /* 8 MiB of u32: more than the socket takes */
+
+/* The daemon's answer and its hang-up reach the client together with room to send the rest
+ * of the request: the answer must win, not the failed send. */
+static void test_answer_before_hang_up_reaches_its_call_not_econnreset(void **state)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	uint32_t *big = calloc(BIG_INPUT_ELEMENTS, sizeof(*big));
+	(void)state;
+	assert_non_null(big);
+	vkr_client *c = fake_start(&f, script_too_large_when_released);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, big, BIG_INPUT_ELEMENTS, NULL,
+	                                  on_reduce, &s),
+	                 0);
+	assert_true(vkr_want_write(c)); /* the socket took only part of it */
+	fake_release(&f);
+	wait_for_hang_up(c);
+	while (vkr_pending(c) > 0 && vkr_dispatch(c, 5000) >= 0)
+		;
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.status, VKR_ETOO_LARGE);
+	assert_non_null(strstr(vkr_last_error_message(c), "max_inline_bytes"));
+	assert_int_equal(vkr_ping(c), -ECONNRESET);
+	free(big);
+	fake_stop(&f, c);
+}
+
+/* The same through a blocking call, as a caller of vkr_reduce sees it. */
+static void test_blocking_call_over_inline_limit_gets_the_daemons_too_large(void **state)
+{
+	struct fake f;
+	vkr_value v;
+	uint32_t *big = calloc(BIG_INPUT_ELEMENTS, sizeof(*big));
+	(void)state;
+	assert_non_null(big);
+	vkr_client *c = fake_start(&f, script_too_large_then_hang_up);
+	vkr_set_timeout(c, 5000);
+	assert_int_equal(vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_U32, big, BIG_INPUT_ELEMENTS, NULL, &v),
+	                 VKR_ETOO_LARGE);
+	assert_non_null(strstr(vkr_last_error_message(c), "max_inline_bytes"));
+	free(big);
+	fake_stop(&f, c);
+}
+
+/* A send that fails inside vkr_reduce_async runs no callback there: the callbacks run in the
+ * next vkr_dispatch, each once, the answered call with its answer. */
+static void test_failed_send_in_async_call_leaves_callbacks_to_dispatch(void **state)
+{
+	struct fake f;
+	struct seen s[2] = { 0 };
+	uint64_t x = 1;
+	uint32_t *big = calloc(BIG_INPUT_ELEMENTS, sizeof(*big));
+	(void)state;
+	assert_non_null(big);
+	vkr_client *c = fake_start(&f, script_too_large_when_released);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, big, BIG_INPUT_ELEMENTS, NULL,
+	                                  on_reduce, &s[0]),
+	                 0);
+	fake_release(&f);
+	wait_for_hang_up(c);
+	/* Sends the rest of the first request, which fails: the daemon is gone. */
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce, &s[1]),
+	                 0);
+	assert_int_equal(s[0].calls + s[1].calls, 0);
+	assert_int_equal(vkr_pending(c), 2);
+	assert_int_equal(vkr_dispatch(c, 5000), -ECONNRESET);
+	assert_int_equal(s[0].calls, 1);
+	assert_int_equal(s[0].status, VKR_ETOO_LARGE);
+	assert_int_equal(s[1].calls, 1);
+	assert_int_equal(s[1].status, -ECONNRESET);
+	assert_int_equal(vkr_pending(c), 0);
+	assert_int_equal(vkr_dispatch(c, 0), -ECONNRESET);
+	assert_int_equal(s[0].calls + s[1].calls, 2);
+	free(big);
+	fake_stop(&f, c);
+}
+
+/* The same for the send of vkr_cork(false), which reports the error. */
+static void test_failed_send_in_uncork_leaves_callbacks_to_dispatch(void **state)
+{
+	struct fake f;
+	struct seen s[2] = { 0 };
+	uint64_t x = 1;
+	uint32_t *big = calloc(BIG_INPUT_ELEMENTS, sizeof(*big));
+	(void)state;
+	assert_non_null(big);
+	vkr_client *c = fake_start(&f, script_too_large_when_released);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, big, BIG_INPUT_ELEMENTS, NULL,
+	                                  on_reduce, &s[0]),
+	                 0);
+	fake_release(&f);
+	wait_for_hang_up(c);
+	assert_int_equal(vkr_cork(c, true), 0);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce, &s[1]),
+	                 0);
+	assert_int_equal(vkr_cork(c, false), -ECONNRESET);
+	assert_int_equal(s[0].calls + s[1].calls, 0);
+	assert_int_equal(vkr_pending(c), 2);
+	assert_int_equal(vkr_flush(c, 5000), -ECONNRESET);
+	assert_int_equal(s[0].calls, 1);
+	assert_int_equal(s[0].status, VKR_ETOO_LARGE);
+	assert_int_equal(s[1].calls, 1);
+	assert_int_equal(s[1].status, -ECONNRESET);
+	free(big);
+	fake_stop(&f, c);
+}
+
+/* ---- callbacks that dispatch -------------------------------------------------------------- */
+
+/* Answers ping with pong, register_shm with region 7 (when an fd came), reduce with 1. */
+static void script_echo(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	while (fake_read(f, &id, m, sizeof(m))) {
+		if (strcmp(m, "ping") == 0)
+			reply_str(f, id, "pong");
+		else if (strcmp(m, "register_shm") == 0)
+			reply_region(f, id, f->got_fd >= 0 ? 7 : 0, 4096);
+		else
+			reply_value(f, id, 1);
+	}
+}
+
+struct nested {
+	int outer_calls, inner_calls;
+};
+
+static void on_inner(vkr_client *c, int status, const vkr_value *v, void *ud)
+{
+	struct nested *n = ud;
+	(void)status;
+	(void)v;
+	n->inner_calls++;
+	vkr_close(c); /* refused inside a callback: does nothing */
+}
+
+static void on_outer(vkr_client *c, int status, const vkr_value *v, void *ud)
+{
+	struct nested *n = ud;
+	uint64_t x = 1;
+	(void)status;
+	(void)v;
+	n->outer_calls++;
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_inner, n), 0);
+	/* A callback may look for replies without waiting: on_inner runs in here. */
+	for (int i = 0; i < 5000 && n->inner_calls == 0; i++) {
+		assert_true(vkr_dispatch(c, 0) >= 0);
+		usleep(1000);
+	}
+	assert_int_equal(n->inner_calls, 1);
+	/* Still inside this callback once on_inner has returned. */
+	assert_int_equal(vkr_ping(c), -EBUSY);
+	assert_int_equal(vkr_dispatch(c, 100), -EBUSY);
+	assert_int_equal(vkr_dispatch(c, -1), -EBUSY);
+	assert_int_equal(vkr_flush(c, 100), -EBUSY);
+	vkr_close(c); /* must not free the client that runs this callback */
+}
+
+static void test_callback_stays_guarded_after_a_nested_dispatch(void **state)
+{
+	struct fake f;
+	struct nested n = { 0 };
+	uint64_t x = 1;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_echo);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_outer, &n), 0);
+	while (vkr_pending(c) > 0)
+		assert_true(vkr_dispatch(c, 5000) >= 0);
+	assert_int_equal(n.outer_calls, 1);
+	assert_int_equal(n.inner_calls, 1);
+	assert_int_equal(vkr_ping(c), 0); /* the client lives on */
+	fake_stop(&f, c);
+}
+
+/* ---- error codes -------------------------------------------------------------------------- */
+
+static void script_future_error_code(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	if (fake_read(f, &id, m, sizeof(m)))
+		reply_error(f, id, 11, "a code from a newer daemon");
+	while (fake_read(f, &id, m, sizeof(m)))
+		;
+}
+
+/* Wire codes this library does not know yet are named as the daemon's, not as errno's. */
+static void test_unknown_wire_code_is_an_unknown_daemon_error(void **state)
+{
+	struct fake f;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_future_error_code);
+	int err = vkr_ping(c);
+	assert_int_equal(err, -(VKR_ERROR_BASE + 11));
+	assert_string_equal(vkr_strerror(err), "unknown daemon error");
+	assert_string_equal(vkr_last_error_message(c), "a code from a newer daemon");
+	assert_string_equal(vkr_strerror(-(VKR_ERROR_BASE + 3095)), "unknown daemon error");
+	assert_string_equal(vkr_strerror(-(VKR_ERROR_BASE + 999999)), "unknown daemon error");
+	assert_string_equal(vkr_strerror(VKR_ETOO_LARGE), "too large");
+	assert_string_equal(vkr_strerror(-ENOENT), strerror(ENOENT));
+	fake_stop(&f, c);
+}
+
+/* An inline array that no msgpack bin can carry is too large, as the daemon says of smaller
+ * ones, with a message that says what to do; nothing is sent. */
+static void test_inline_array_of_4_gib_is_too_large_with_a_message(void **state)
+{
+	struct fake f;
+	struct seen s = { 0 };
+	vkr_value v;
+	static float four_bytes_read_of_none[1];
+	size_t n = (size_t)1 << 30; /* f32: exactly 4 GiB */
+	(void)state;
+	vkr_client *c = fake_start(&f, script_echo);
+	assert_int_equal(vkr_reduce(c, VKR_OP_SUM, VKR_DTYPE_F32, four_bytes_read_of_none, n, NULL,
+	                            &v),
+	                 VKR_ETOO_LARGE);
+	assert_non_null(strstr(vkr_last_error_message(c), "shared memory"));
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_F32, four_bytes_read_of_none, n,
+	                                  NULL, on_reduce, &s),
+	                 VKR_ETOO_LARGE);
+	assert_int_equal(vkr_scan(c, VKR_OP_SUM, VKR_DTYPE_F64, four_bytes_read_of_none, n / 2, false,
+	                          four_bytes_read_of_none),
+	                 VKR_ETOO_LARGE);
+	assert_int_equal(vkr_pending(c), 0);
+	assert_int_equal(s.calls, 0);
+	assert_int_equal(vkr_ping(c), 0);
+	fake_stop(&f, c);
+}
+
+/* ---- a daemon that waits for the client to read ------------------------------------------- */
+
+/* Sends [1, msgid, nil, {"value": 1, "count": 1, "pad": pad_bytes zero bytes}]. */
+static void reply_padded(struct fake *f, uint32_t msgid, size_t pad_bytes)
+{
+	struct reply r;
+	char *pad = calloc(1, pad_bytes);
+	assert_non_null(pad);
+	reply_begin(&r, msgid);
+	msgpack_pack_nil(&r.pk);
+	msgpack_pack_map(&r.pk, 3);
+	msgpack_pack_str_with_body(&r.pk, "value", 5);
+	msgpack_pack_uint64(&r.pk, 1);
+	msgpack_pack_str_with_body(&r.pk, "count", 5);
+	msgpack_pack_uint64(&r.pk, 1);
+	msgpack_pack_str_with_body(&r.pk, "pad", 3);
+	msgpack_pack_bin_with_body(&r.pk, pad, pad_bytes);
+	reply_send(f, &r);
+	free(pad);
+}
+
+/* Answers the first request with more than the socket holds and reads nothing until the
+ * client has read it all, as vkreduced stops reading a connection whose unread replies passed
+ * output_pause_bytes; then answers everything. */
+static void script_wait_for_the_client_to_read(struct fake *f)
+{
+	uint32_t id;
+	char m[32];
+	if (!fake_read(f, &id, m, sizeof(m)))
+		return;
+	reply_padded(f, id, (size_t)8 << 20);
+	script_echo(f);
+}
+
+/* Bytes the client sent that the fake daemon has not read yet. */
+static int unread_by_daemon(vkr_client *c)
+{
+	int n = 0;
+	assert_int_equal(ioctl(vkr_get_fd(c), SIOCOUTQ, &n), 0);
+	return n;
+}
+
+static void on_count(vkr_client *c, int status, const vkr_value *v, void *ud)
+{
+	(void)c;
+	(void)v;
+	assert_int_equal(status, 0);
+	(*(int *)ud)++;
+}
+
+/* vkr_shm_register, finding the socket full while the daemon waits for the client to read,
+ * reads (and handles replies) while it waits for room. */
+static void test_register_reads_replies_while_it_waits_for_room(void **state)
+{
+	struct fake f;
+	struct seen first = { 0 };
+	int queued = 0, answered = 0, sndbuf = 0;
+	socklen_t len = sizeof(sndbuf);
+	uint64_t x = 1;
+	vkr_shm *shm;
+	vkr_region region = 0;
+	(void)state;
+	vkr_client *c = fake_start(&f, script_wait_for_the_client_to_read);
+	vkr_set_timeout(c, 5000);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce, &first),
+	                 0);
+	for (int i = 0; i < 5000 && unread_by_daemon(c) > 0; i++)
+		usleep(1000);
+	assert_int_equal(unread_by_daemon(c), 0); /* it read the request and now sends, not reads */
+	/* Fill the socket: each small request goes out whole while there is room at all. */
+	assert_int_equal(getsockopt(vkr_get_fd(c), SOL_SOCKET, SO_SNDBUF, &sndbuf, &len), 0);
+	while (unread_by_daemon(c) < sndbuf) {
+		assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_count,
+		                                  &answered),
+		                 0);
+		assert_false(vkr_want_write(c));
+		assert_true(++queued < 1000000);
+	}
+	assert_int_equal(vkr_shm_create(4096, &shm), 0);
+	assert_int_equal(vkr_shm_register(c, shm, false, &region), 0);
+	assert_int_equal(region, 7);
+	while (vkr_pending(c) > 0)
+		assert_true(vkr_dispatch(c, 5000) >= 0);
+	assert_int_equal(first.calls, 1);
+	assert_int_equal(first.status, 0);
+	assert_int_equal(answered, queued);
+	vkr_shm_free(shm);
+	fake_stop(&f, c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -602,6 +976,14 @@ int main(void)
 		cmocka_unit_test(test_reply_to_unknown_msgid_is_a_protocol_error),
 		cmocka_unit_test(test_daemon_hanging_up_fails_calls_with_econnreset),
 		cmocka_unit_test(test_register_sends_one_sealed_memfd_with_the_request),
+		cmocka_unit_test(test_answer_before_hang_up_reaches_its_call_not_econnreset),
+		cmocka_unit_test(test_blocking_call_over_inline_limit_gets_the_daemons_too_large),
+		cmocka_unit_test(test_failed_send_in_async_call_leaves_callbacks_to_dispatch),
+		cmocka_unit_test(test_failed_send_in_uncork_leaves_callbacks_to_dispatch),
+		cmocka_unit_test(test_callback_stays_guarded_after_a_nested_dispatch),
+		cmocka_unit_test(test_unknown_wire_code_is_an_unknown_daemon_error),
+		cmocka_unit_test(test_inline_array_of_4_gib_is_too_large_with_a_message),
+		cmocka_unit_test(test_register_reads_replies_while_it_waits_for_room),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

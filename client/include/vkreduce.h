@@ -12,9 +12,11 @@
  * -ENOMEM, ...). The library adds a few errno values with fixed meanings:
  *   -EPROTO       the daemon sent something that is not a valid reply; the connection is
  *                 closed and every request in flight fails with -EPROTO.
- *   -ECONNRESET   the daemon closed the connection; requests in flight fail with it.
+ *   -ECONNRESET   the daemon closed the connection; requests in flight fail with it (those
+ *                 it answered before it closed get their answers first).
  *   -ETIMEDOUT    a blocking call waited longer than vkr_set_timeout() allows.
- *   -EBUSY        a blocking call (or vkr_close) was made from inside a callback.
+ *   -EBUSY        a blocking call, vkr_flush or a vkr_dispatch that may wait was made from
+ *                 inside a callback.
  * vkr_strerror() turns any of them into text; vkr_last_error_message() gives the daemon's own
  * message for the last wire error, which names the bad field.
  *
@@ -26,9 +28,12 @@
  *
  * Callbacks. Asynchronous calls deliver their result through a callback, which the library
  * calls only from inside vkr_dispatch, vkr_flush, or a blocking call on the same client (a
- * blocking call keeps earlier asynchronous requests moving while it waits). A callback may
- * start new asynchronous requests; it must not call blocking functions or vkr_close on its
- * client (they return -EBUSY).
+ * blocking call keeps earlier asynchronous requests moving while it waits), never from
+ * inside an asynchronous call or vkr_cork, even when a send there fails. A callback may start
+ * new asynchronous requests and call vkr_dispatch with timeout 0; it must not call blocking
+ * functions, vkr_flush or vkr_dispatch with another timeout on its client (they return
+ * -EBUSY), nor vkr_close (it then does nothing). This holds in callbacks run by such a
+ * nested vkr_dispatch too, and in the outer callback after it returns.
  *
  * The library requires a little-endian host: arrays go on the wire as the bytes in memory.
  */
@@ -77,8 +82,9 @@ const char *vkr_strerror(int err);
 
 /*
  * The daemon's message for the most recent wire error on this client (e.g. "params[2]: bin
- * length 10 is not a multiple of 4"), or "" if there was none. The string is borrowed and
- * valid until the next call on the client.
+ * length 10 is not a multiple of 4"), or the library's own reason where it refused a request
+ * or a reply itself (VKR_ETOO_LARGE for an inline array of 4 GiB, -EPROTO), or "" if there was
+ * none. The string is borrowed and valid until the next call on the client.
  */
 const char *vkr_last_error_message(const vkr_client *client);
 
@@ -166,6 +172,8 @@ typedef struct vkr_reduce_opts {
  * min/max fail with VKR_EINVALID_ARGUMENT.
  * Errors: -EINVAL (bad op/dtype, data NULL with n > 0), VKR_E* from the daemon
  * (VKR_ETOO_LARGE when the request exceeds its limits: use shared memory), connection errors.
+ * The library itself returns VKR_ETOO_LARGE for arrays of 4 GiB or more, which no inline
+ * request can carry (msgpack bins are at most 4 GiB - 1).
  */
 int vkr_reduce(vkr_client *client, vkr_op op, vkr_dtype dtype, const void *data, size_t n,
                const vkr_reduce_opts *opts, vkr_value *out);
@@ -207,7 +215,15 @@ void vkr_shm_free(vkr_shm *shm);
  * Registers shm with the daemon (sealing it first if needed) and returns its region id in
  * *region. writable lets scans write their results into it. The buffer may be registered on
  * several connections. Errors: VKR_ESHM_REJECTED, VKR_ETOO_LARGE, VKR_EPERMISSION_DENIED,
- * connection errors.
+ * VKR_EBUSY, connection errors.
+ *
+ * Quotas. The daemon limits regions per connection (max_regions_per_conn) and registered
+ * bytes per connection and per user (max_shm_bytes_per_conn, max_shm_bytes_per_uid); a
+ * registration over them fails with VKR_EBUSY (a single region over the per-connection bytes:
+ * VKR_ETOO_LARGE). A connection that pipelines small reduce inputs registers one region of
+ * its own for its arena (see the asynchronous calls): it takes one of the connection's regions
+ * and 4 MiB (VKR_CLIENT_ARENA_KIB) of both byte quotas, for as long as the connection lives.
+ * Set VKR_CLIENT_ARENA_KIB=0 before vkr_connect where that share is needed.
  */
 int vkr_shm_register(vkr_client *client, vkr_shm *shm, bool writable, vkr_region *region);
 /* Drops a region; work already queued on it still completes. Errors: VKR_ENO_SUCH_REGION. */
@@ -245,12 +261,17 @@ typedef void (*vkr_scan_cb)(vkr_client *client, int status, uint64_t count, void
  * Queue a request. The input is copied into the client's send buffer before the call
  * returns, so data may be reused at once; for vkr_scan_async the out buffer must stay valid
  * until the callback has run (or vkr_close). The request is sent as far as the socket takes
- * it without blocking; the rest goes out in vkr_flush, vkr_dispatch or a later call.
+ * it without blocking; the rest goes out in vkr_flush, vkr_dispatch or a later call. If that
+ * send fails (the daemon closed), the call still returns 0: the callback reports the failure,
+ * or the daemon's answer where it sent one before closing, from the next vkr_dispatch,
+ * vkr_flush or blocking call.
  * Reduce inputs of 1 to 16 KiB sent while other calls are in flight go through the
  * connection's shared-memory arena once the connection has sent eight of them inline (the
  * daemon then reads them in place; see VKR_CLIENT_ARENA_KIB in the README). A later
  * vkr_dispatch or vkr_flush registers the arena without waiting for the answer; no call
- * blocks for it. Do not use a client in a forked child: the arena is shared memory.
+ * blocks for it. The arena counts against the daemon's shared-memory quotas like any region
+ * (one region, 4 MiB by default; see vkr_shm_register). Do not use a client in a forked
+ * child: the arena is shared memory.
  * Any number of requests may be in flight; replies may arrive in any order.
  * Returns 0 or a negative code (then cb is never called).
  */
@@ -274,7 +295,9 @@ int vkr_get_fd(const vkr_client *client);
  * in a system call of its own; vkr_flush, vkr_dispatch, a blocking call or uncorking sends
  * them. A client that queues many requests at once (a pipeline refill) sends them in one
  * write this way, which saves the daemon a socket read and a wake-up per request. Uncorking
- * sends what the socket takes without blocking. Returns 0 or the connection's error.
+ * sends what the socket takes without blocking. Returns 0 or the connection's error; when
+ * the send fails, the callbacks of the requests run in the next vkr_dispatch, vkr_flush or
+ * blocking call, not in vkr_cork.
  */
 int vkr_cork(vkr_client *client, bool corked); /* client must not be NULL */
 /* True while requests wait in the send buffer. */
@@ -283,10 +306,12 @@ bool vkr_want_write(const vkr_client *client);
 size_t vkr_pending(const vkr_client *client);
 
 /*
- * Waits up to timeout_ms (0: do not wait, -1: forever) for the socket, then sends what it
- * can, reads every reply available and calls their callbacks. Returns the number of
- * callbacks called (0 on timeout) or a negative code when the connection failed (then every
- * request in flight has had its callback called with that code).
+ * Waits up to timeout_ms (0: do not wait, -1: forever) for the socket, then reads every reply
+ * available, calls their callbacks and sends what it can. Returns the number of callbacks
+ * called (0 on timeout) or a negative code when the connection failed (then every request in
+ * flight has had its callback called: with its answer where the daemon sent one before the
+ * connection ended, else with that code). Inside a callback only timeout 0 is allowed; any
+ * other returns -EBUSY.
  */
 int vkr_dispatch(vkr_client *client, int timeout_ms);
 
