@@ -1,6 +1,24 @@
-"""Shared by the Python tests that run a real vkreduced: stopping it the way systemd does."""
+"""Shared by the Python tests that run a real vkreduced: waiting for its socket, and stopping
+it the way systemd does."""
+import os
 import signal
 import subprocess
+import time
+
+
+def wait_for_socket(proc, path, seconds=60):
+    """Waits until the daemon has created its socket at path. Returns False (and says so) when
+    the daemon exits first or the time runs out: a cold start builds pipelines first."""
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(path):
+        if proc.poll() is not None:
+            print("daemon exited early with", proc.returncode)
+            return False
+        if time.monotonic() > deadline:
+            print("daemon made no socket in %d s" % seconds)
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def stop_daemon(proc, log, log_path, timeout=120):

@@ -16,9 +16,8 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
-from daemon_proc import stop_daemon
+from daemon_proc import stop_daemon, wait_for_socket
 
 failures = []
 checks = 0
@@ -194,13 +193,8 @@ def main():
     proc = subprocess.Popen([DAEMON, "--socket", SOCKET, "--config", os.devnull,
                              "--state-dir", state], stderr=log, env=env)
     try:
-        for _ in range(1200):
-            if os.path.exists(SOCKET):
-                break
-            if proc.poll() is not None:
-                print("daemon exited early with", proc.returncode)
-                return 1
-            time.sleep(0.05)
+        if not wait_for_socket(proc, SOCKET, 60):
+            return 1
         test_correct_paths()
         test_decimal_only()
         test_nul_byte()

@@ -24,7 +24,7 @@ import time
 
 import msgpack
 
-from daemon_proc import stop_daemon
+from daemon_proc import stop_daemon, wait_for_socket
 
 E_NO_SUCH_METHOD, E_INVALID, E_TOO_LARGE, E_BUSY, E_NO_REGION, E_SHM, E_LOST, E_SHUTDOWN, E_PERM, E_INTERNAL = range(1, 11)
 FMT = {"f32": "f", "f64": "d", "i32": "i", "u32": "I", "i64": "q", "u64": "Q"}
@@ -699,13 +699,8 @@ def main():
     # Started with a low soft descriptor limit, as systemd's default 1024, which it raises.
     proc = subprocess.Popen([daemon, "--socket", path] + sys.argv[2:], stderr=log, preexec_fn=lower_fd_limit)
     try:
-        for _ in range(600):
-            if os.path.exists(path):
-                break
-            if proc.poll() is not None:
-                print("daemon exited early with", proc.returncode)
-                return 1
-            time.sleep(0.05)
+        if not wait_for_socket(proc, path, 30):
+            return 1
         # A second daemon on the same path refuses to start.
         second = subprocess.run([daemon, "--socket", path], capture_output=True, text=True, timeout=120)
         check(second.returncode != 0 and "already listening" in second.stderr,
