@@ -778,8 +778,10 @@ int rpc_commit_with_fd(vkr_client *c, struct rpc_call *call, int fd, bool may_wa
 	c->fd_request_waiting = true;
 	ssize_t w;
 	for (;;) {
-		/* Taken afresh each time: a callback's request may have moved the buffer. */
-		struct iovec iov = { .iov_base = c->out, .iov_len = c->out_len };
+		/* Taken afresh each time: a callback's request may have moved the buffer. This
+		 * request alone goes with the fd: the daemon gives an fd to the message holding the
+		 * last byte that came with it, so requests queued behind it must not ride along. */
+		struct iovec iov = { .iov_base = c->out, .iov_len = request_end };
 		mh.msg_iov = &iov;
 		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w >= 0)

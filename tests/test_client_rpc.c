@@ -43,6 +43,9 @@ struct fake {
 	bool refuse_shm;    /* script_arena: answer register_shm with "shared memory rejected" */
 	int shm_seen, inline_seen; /* script_arena: reduce inputs by where they were */
 	int hold[2]; /* a pipe: a script waits at fake_wait_for_test until the test writes to it */
+	/* script_echo: the last register_shm ended the bytes read with its fd (nothing queued
+	 * behind it rode in the same sendmsg, which would give the daemon the fd with that). */
+	bool register_ended_fd_chunk;
 };
 
 /* Reads one whole request (blocking); returns its msgid and method, or false at EOF. */
@@ -758,8 +761,10 @@ static void script_echo(struct fake *f)
 	while (fake_read(f, &id, m, sizeof(m))) {
 		if (strcmp(m, "ping") == 0)
 			reply_str(f, id, "pong");
-		else if (strcmp(m, "register_shm") == 0)
+		else if (strcmp(m, "register_shm") == 0) {
+			f->register_ended_fd_chunk = f->unp.used == f->unp.off; /* no bytes unparsed */
 			reply_region(f, id, f->got_fd >= 0 ? 7 : 0, 4096);
+		}
 		else
 			reply_value(f, id, 1);
 	}
@@ -922,13 +927,29 @@ static void on_count(vkr_client *c, int status, const vkr_value *v, void *ud)
 	(*(int *)ud)++;
 }
 
+/* The first request's callback, run while vkr_shm_register waits for room: queues one more
+ * request, which must go out behind the register but not in its sendmsg. */
+struct first_then_one {
+	struct seen first;
+	int *answered;
+};
+
+static void on_first_queue_one(vkr_client *c, int status, const vkr_value *v, void *ud)
+{
+	struct first_then_one *t = ud;
+	uint64_t x = 1;
+	on_reduce(c, status, v, &t->first);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_count, t->answered), 0);
+}
+
 /* vkr_shm_register, finding the socket full while the daemon waits for the client to read,
- * reads (and handles replies) while it waits for room. */
+ * reads (and handles replies) while it waits for room; a request a callback queues meanwhile
+ * goes out after it, and not with its fd. */
 static void test_register_reads_replies_while_it_waits_for_room(void **state)
 {
 	struct fake f;
-	struct seen first = { 0 };
 	int queued = 0, answered = 0, sndbuf = 0;
+	struct first_then_one first = { .answered = &answered };
 	socklen_t len = sizeof(sndbuf);
 	uint64_t x = 1;
 	vkr_shm *shm;
@@ -936,7 +957,8 @@ static void test_register_reads_replies_while_it_waits_for_room(void **state)
 	(void)state;
 	vkr_client *c = fake_start(&f, script_wait_for_the_client_to_read);
 	vkr_set_timeout(c, 5000);
-	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce, &first),
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_first_queue_one,
+	                                  &first),
 	                 0);
 	for (int i = 0; i < 5000 && unread_by_daemon(c) > 0; i++)
 		usleep(1000);
@@ -955,9 +977,10 @@ static void test_register_reads_replies_while_it_waits_for_room(void **state)
 	assert_int_equal(region, 7);
 	while (vkr_pending(c) > 0)
 		assert_true(vkr_dispatch(c, 5000) >= 0);
-	assert_int_equal(first.calls, 1);
-	assert_int_equal(first.status, 0);
-	assert_int_equal(answered, queued);
+	assert_int_equal(first.first.calls, 1);
+	assert_int_equal(first.first.status, 0);
+	assert_int_equal(answered, queued + 1);
+	assert_true(f.register_ended_fd_chunk);
 	vkr_shm_free(shm);
 	fake_stop(&f, c);
 }
