@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -717,9 +718,16 @@ static void on_readable(struct conn *conn)
 			break;
 		}
 		if (n == 0) {
-			/* A half-close (shutdown(SHUT_WR)) or a close: requests already read are
-			 * still answered, and flush closes once none is owed. An unfinished
-			 * message and its fd are dropped with the connection. */
+			/* A peer that closed its socket (POLLHUP: both directions shut) can take no
+			 * reply: its queued jobs are dropped before they reach the GPU. One that only
+			 * shut its sending side (shutdown(SHUT_WR)) still gets every reply owed, and
+			 * flush closes once none is. An unfinished message and its fd go with the
+			 * connection either way. */
+			struct pollfd hup = { .fd = conn->fd, .events = 0 };
+			if (poll(&hup, 1, 0) == 1 && (hup.revents & POLLHUP)) {
+				conn_close(conn);
+				return;
+			}
 			log_debug("conn %" PRIu64 ": end of input, %" PRIu64 " requests in flight", conn->id,
 				  conn->requests_in_flight);
 			conn->read_eof = true;
