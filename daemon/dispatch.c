@@ -173,8 +173,6 @@ static void reply_empty_scan(struct conn *conn, uint32_t msgid, bool has_dst)
 	conn_reply_end(conn);
 }
 
-/* Checks a parsed reduce or scan against the connection, the device and the limits, and
- * queues it or answers the error. */
 /* Whether charged more bytes would pass the daemon's memory budget. Like the per-connection
  * limit it admits a lone request of any size (the per-message limit bounds that), so the
  * budget cannot wedge the daemon. */
@@ -184,6 +182,8 @@ static bool memory_budget_spent(const struct vkrd *d, uint64_t charged)
 					     charged > d->limits.max_memory_bytes - d->stats.memory_bytes);
 }
 
+/* Checks a parsed reduce or scan against the connection, the device and the limits, and
+ * queues it or answers the error. */
 static void compute_enqueue(struct conn *conn, uint32_t msgid, const struct dispatch_compute *cp,
 			    struct rxbuf *rx, enum kern_kind kind)
 {
