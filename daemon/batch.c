@@ -793,11 +793,29 @@ static int submit_one(struct batch *b)
 	return (int)count;
 }
 
+static int start_thread(struct batch *b);
+static struct log_ratelimit thread_rl = LOG_RATELIMIT_INIT(5);
+
 static void on_check(uv_check_t *handle)
 {
 	struct batch *b = handle->data;
 	struct vkrd *d = b->d;
 
+	/* A completion thread that could not start after a device rebuild (pthread_create
+	 * failed) is tried again; while it cannot run, nothing submitted would be answered, so
+	 * the queued requests are answered "busy" instead of waiting for ever. */
+	if (b->pending > 0 && !b->thread_started && !gpu_is_lost(d->gpu)) {
+		int r = start_thread(b);
+		if (r) {
+			struct batch_job *job;
+			if (log_ratelimit_ok(&thread_rl))
+				log_error("the completion thread does not start: %s; answering 'busy'", strerror(r));
+			while ((job = take_next(b)))
+				fail_job(b, job, VKR_WIRE_BUSY, "the daemon cannot start a thread now; retry later");
+		} else {
+			log_info("the completion thread started");
+		}
+	}
 	while (b->pending > 0 && b->inflight_count < d->limits.max_batches_in_flight &&
 	       atomic_load_explicit(&b->wait_queued, memory_order_acquire) < MAX_IN_FLIGHT &&
 	       !gpu_is_lost(d->gpu) && b->thread_started) {
@@ -808,9 +826,16 @@ static void on_check(uv_check_t *handle)
 		struct batch_job *job;
 		while ((job = take_next(b)))
 			fail_job(b, job, VKR_WIRE_DEVICE_LOST, "the device was lost; retry later");
+		/* The answers go out before the rebuild, which builds every pipeline (a second
+		 * or more), not after it. */
+		conn_flush_dirty(d);
 		rebuild_device(b);
 	}
 	conn_flush_dirty(d);
+	/* Work can end here without a completion (a failed submit or placement, a lost device,
+	 * a client that closed with jobs queued): the drain must not wait for one. */
+	if (d->shutting_down && batch_idle(b) && d->on_idle)
+		d->on_idle(d);
 }
 
 /* ---- completion ------------------------------------------------------------------------ */

@@ -11,6 +11,11 @@
 int gpu_ring_init(struct gpu_ring *ring, struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind)
 {
 	memset(ring, 0, sizeof(*ring));
+	/* A whole number of the largest alignment gpu_ring_alloc accepts, which it refuses on
+	 * a ring of any other size: a configured 1 MiB + 8 would fail every request. */
+	if (size > UINT64_MAX - (GPU_RING_MAX_ALIGN - 1))
+		return -EINVAL;
+	size = (size + GPU_RING_MAX_ALIGN - 1) & ~(uint64_t)(GPU_RING_MAX_ALIGN - 1);
 	return gpu_buffer_create(gpu, size, kind, &ring->buffer);
 }
 
@@ -23,7 +28,7 @@ void gpu_ring_finish(struct gpu_ring *ring, struct gpu *gpu)
 int gpu_ring_alloc(struct gpu_ring *ring, uint64_t bytes, uint64_t align, uint64_t *offset)
 {
 	uint64_t size = ring->buffer.size;
-	if (align == 0 || (align & (align - 1)) || align > 4096 || size % align)
+	if (align == 0 || (align & (align - 1)) || align > GPU_RING_MAX_ALIGN || size % align)
 		return -EINVAL;
 	if (bytes == 0)
 		bytes = 1;

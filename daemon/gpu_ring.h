@@ -31,6 +31,9 @@ struct gpu_ring {
 int gpu_ring_init(struct gpu_ring *ring, struct gpu *gpu, uint64_t size, enum gpu_memory_kind kind);
 void gpu_ring_finish(struct gpu_ring *ring, struct gpu *gpu);
 
+/* The largest alignment gpu_ring_alloc takes; gpu_ring_init rounds a ring's size up to it. */
+#define GPU_RING_MAX_ALIGN UINT64_C(4096)
+
 /* Allocates bytes (aligned to align, a power of two <= 4096) and returns the offset into
  * ring->buffer: 0, -EAGAIN when the ring is full until a fence completes, -E2BIG when the
  * request could never fit, -EBUSY when all fence slots are taken. */

@@ -62,11 +62,30 @@ static void test_ring_refuses_when_fence_slots_run_out(void **state)
 	harness_gpu_done(gpu);
 }
 
+/* A ring of a configured size that is no multiple of the largest alignment (1 MiB + 8 bytes)
+ * is rounded up, so that allocations at every alignment work on it. */
+static void test_ring_of_odd_size_takes_every_alignment(void **state)
+{
+	(void)state;
+	struct gpu *gpu = harness_gpu();
+	struct gpu_ring ring;
+	assert_int_equal(gpu_ring_init(&ring, gpu, (1 << 20) + 8, GPU_MEMORY_UPLOAD), 0);
+	assert_int_equal(ring.buffer.size % GPU_RING_MAX_ALIGN, 0);
+	assert_true(ring.buffer.size >= (1 << 20) + 8);
+	uint64_t off;
+	assert_int_equal(gpu_ring_alloc(&ring, 100, 16, &off), 0);
+	assert_int_equal(gpu_ring_alloc(&ring, 100, GPU_RING_MAX_ALIGN, &off), 0);
+	assert_int_equal(off % GPU_RING_MAX_ALIGN, 0);
+	gpu_ring_finish(&ring, gpu);
+	harness_gpu_done(gpu);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_reuses_space_only_after_its_fence_completes),
 		cmocka_unit_test(test_ring_refuses_when_fence_slots_run_out),
+		cmocka_unit_test(test_ring_of_odd_size_takes_every_alignment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

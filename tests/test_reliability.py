@@ -392,6 +392,42 @@ def test_device_loss():
     d.stop("device-loss")
 
 
+def test_drain_after_lost_submit():
+    # The drain on SIGTERM ends when no work is left, also where the last work ended without
+    # a completion: here a submit that fails (device lost) behind a long scan, during the
+    # drain. The daemon must exit once both are answered, not at the drain timeout.
+    d = Daemon(["--max-batches-in-flight", "1", "--drain-timeout", "60s"],
+               env={"VKR_FAULT_SUBMIT_EVERY": "2"})
+    c = Conn(d.path)
+    import msgpack
+    n = 1 << 24
+    fd = make_memfd(bytes(4 * n))
+    region = c.ok("register_shm", [{"writable": True}], fds=[fd])["region"]
+    # Submit 1, a scan of 64 MiB in place, runs; submit 2, the reduce queued behind it, fails.
+    scan = c.send("scan", ["sum", "i32", {"region": region, "offset": 0, "count": n},
+                           {"dst": {"region": region, "offset": 0}}])
+    time.sleep(0.05)
+    reduce = c.send("reduce", ["sum", "i32", pack("i32", [5, 6])])
+    time.sleep(0.05)
+    t0 = time.monotonic()
+    d.proc.send_signal(signal.SIGTERM)
+    err, _ = c.wait(scan)
+    check(err is None, "drain: the scan on the GPU is answered (%r)" % (err,))
+    err, _ = c.wait(reduce)
+    check(err is not None and err[0] == E_LOST, "drain: the failed submit is answered 'device lost' (%r)" % (err,))
+    check(c.closed_by_peer(), "drain: the connection is closed")
+    try:
+        d.proc.wait(timeout=40)
+    except subprocess.TimeoutExpired:
+        pass
+    elapsed = time.monotonic() - t0
+    check(d.proc.returncode is not None and elapsed < 30,
+          "drain: exits once the work is answered, not at the 60-s drain timeout (%.1f s)" % elapsed)
+    os.close(fd)
+    c.close()
+    d.stop("drain-after-lost-submit")
+
+
 SCENARIOS = {
     "busy": test_busy_per_connection,
     "memory": test_memory_cap,
@@ -402,6 +438,7 @@ SCENARIOS = {
     "slow": test_slow_reader,
     "stalled": test_stalled_reader_makes_room,
     "device_loss": test_device_loss,
+    "drain_lost": test_drain_after_lost_submit,
 }
 
 
