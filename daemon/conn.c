@@ -44,7 +44,7 @@ static char *out_reserve(struct conn *conn, size_t len)
 	if (conn->closing || conn->out_failed)
 		return NULL;
 	if (conn->out_len == conn->out_off)
-		conn->written_ns = vkrd_now_ns(); /* a reader is stalled only from here on */
+		conn->written_ms = uv_now(conn->poll.loop); /* stalled only from here on; no syscall */
 	need = conn->out_len + len;
 	if (need > conn->out_cap) {
 		size_t cap = conn->out_cap ? conn->out_cap : 4096;
@@ -379,7 +379,7 @@ static void close_slow(struct conn *conn, const char *why)
 bool conn_close_stalled_reader(struct vkrd *d, const struct conn *except)
 {
 	const struct limits *l = &d->limits;
-	uint64_t now = vkrd_now_ns(), most = 0;
+	uint64_t now_ms = uv_now(d->loop), most = 0;
 	struct conn *stalled = NULL;
 
 	/* Without this, connections that stop reading just below output_soft_bytes, where no
@@ -390,7 +390,7 @@ bool conn_close_stalled_reader(struct vkrd *d, const struct conn *except)
 		uint64_t unsent = c->out_len - c->out_off;
 		if (c == except || c->closing || unsent <= l->output_pause_bytes || unsent <= most)
 			continue;
-		if (now - c->written_ns < l->output_soft_seconds * UINT64_C(1000000000))
+		if (now_ms - c->written_ms < l->output_soft_seconds * UINT64_C(1000))
 			continue;
 		stalled = c;
 		most = unsent;
@@ -456,7 +456,7 @@ static void flush(struct conn *conn)
 			return;
 		}
 		conn->out_off += (size_t)n;
-		conn->written_ns = vkrd_now_ns();
+		conn->written_ms = uv_now(conn->poll.loop);
 		conn->d->stats.bytes_out += (uint64_t)n;
 		conn->d->stats.memory_bytes -= (uint64_t)n;
 	}

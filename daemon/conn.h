@@ -53,7 +53,7 @@ struct conn {
 	bool uid_counted;           /* access_conn_open succeeded: undo on close */
 	uv_timer_t soft_timer;      /* embedded: fires when replies stayed above the soft limit */
 	uint64_t soft_since_ns;     /* 0, or when unsent replies first passed output_soft_bytes */
-	uint64_t written_ns;        /* when the peer last took reply bytes, or output began */
+	uint64_t written_ms;        /* loop time (uv_now) the peer last took replies, or output began */
 	int events;                 /* UV_READABLE/UV_WRITABLE currently polled */
 	bool closing;               /* conn_close called: no more I/O, replies discarded */
 	bool close_after_flush;     /* protocol error: close once the reply is written */
