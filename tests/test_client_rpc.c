@@ -688,6 +688,21 @@ static void test_blocking_call_over_inline_limit_gets_the_daemons_too_large(void
 	fake_stop(&f, c);
 }
 
+/* Queues a reduce of big (BIG_INPUT_ELEMENTS) whose reply lands in first, and returns once the
+ * fake daemon has answered it "too large" and hung up, with the request's tail still unsent. */
+static vkr_client *start_too_large_and_hung_up(struct fake *f, uint32_t **big, struct seen *first)
+{
+	*big = calloc(BIG_INPUT_ELEMENTS, sizeof(**big));
+	assert_non_null(*big);
+	vkr_client *c = fake_start(f, script_too_large_when_released);
+	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, *big, BIG_INPUT_ELEMENTS, NULL,
+	                                  on_reduce, first),
+	                 0);
+	fake_release(f);
+	wait_for_hang_up(c);
+	return c;
+}
+
 /* A send that fails inside vkr_reduce_async runs no callback there: the callbacks run in the
  * next vkr_dispatch, each once, the answered call with its answer. */
 static void test_failed_send_in_async_call_leaves_callbacks_to_dispatch(void **state)
@@ -695,15 +710,9 @@ static void test_failed_send_in_async_call_leaves_callbacks_to_dispatch(void **s
 	struct fake f;
 	struct seen s[2] = { 0 };
 	uint64_t x = 1;
-	uint32_t *big = calloc(BIG_INPUT_ELEMENTS, sizeof(*big));
+	uint32_t *big;
 	(void)state;
-	assert_non_null(big);
-	vkr_client *c = fake_start(&f, script_too_large_when_released);
-	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, big, BIG_INPUT_ELEMENTS, NULL,
-	                                  on_reduce, &s[0]),
-	                 0);
-	fake_release(&f);
-	wait_for_hang_up(c);
+	vkr_client *c = start_too_large_and_hung_up(&f, &big, &s[0]);
 	/* Sends the rest of the first request, which fails: the daemon is gone. */
 	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce, &s[1]),
 	                 0);
@@ -727,15 +736,9 @@ static void test_failed_send_in_uncork_leaves_callbacks_to_dispatch(void **state
 	struct fake f;
 	struct seen s[2] = { 0 };
 	uint64_t x = 1;
-	uint32_t *big = calloc(BIG_INPUT_ELEMENTS, sizeof(*big));
+	uint32_t *big;
 	(void)state;
-	assert_non_null(big);
-	vkr_client *c = fake_start(&f, script_too_large_when_released);
-	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U32, big, BIG_INPUT_ELEMENTS, NULL,
-	                                  on_reduce, &s[0]),
-	                 0);
-	fake_release(&f);
-	wait_for_hang_up(c);
+	vkr_client *c = start_too_large_and_hung_up(&f, &big, &s[0]);
 	assert_int_equal(vkr_cork(c, true), 0);
 	assert_int_equal(vkr_reduce_async(c, VKR_OP_SUM, VKR_DTYPE_U64, &x, 1, NULL, on_reduce, &s[1]),
 	                 0);

@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_protocol as tp  # noqa: E402
 from test_protocol import Conn, check, pack, make_memfd  # noqa: E402
 from test_protocol import E_INVALID, E_TOO_LARGE, E_BUSY, E_LOST  # noqa: E402
+from daemon_proc import wait_for_socket  # noqa: E402
 
 DAEMON = None
 
@@ -40,12 +41,8 @@ class Daemon:
         full_env.update(env or {})
         self.proc = subprocess.Popen([DAEMON, "--socket", self.path, "--socket-mode", "0666"] + flags,
                                      stderr=self.log, env=full_env)
-        for _ in range(1200):
-            if os.path.exists(self.path):
-                break
-            if self.proc.poll() is not None:
-                raise RuntimeError("daemon exited early: %d" % self.proc.returncode)
-            time.sleep(0.05)
+        if not wait_for_socket(self.proc, self.path, 60):
+            raise RuntimeError("daemon did not start (exit status %r)" % self.proc.poll())
 
     def stats(self):
         c = Conn(self.path)
