@@ -99,6 +99,7 @@ struct batch {
 	uint64_t spin_ns;                /* how long the thread waits for the next batch awake */
 
 	uint64_t rebuild_after_ns;       /* device loss: earliest next attempt after a failure */
+	unsigned long fault_restart_fails; /* VKR_FAULT_THREAD_RESTART_FAILS: restarts yet to fail */
 };
 
 /* ---- completion thread ----------------------------------------------------------------- */
@@ -793,7 +794,7 @@ static int submit_one(struct batch *b)
 	return (int)count;
 }
 
-static int start_thread(struct batch *b);
+static int start_thread(struct batch *b, bool restart);
 static struct log_ratelimit thread_rl = LOG_RATELIMIT_INIT(5);
 
 static void on_check(uv_check_t *handle)
@@ -805,7 +806,7 @@ static void on_check(uv_check_t *handle)
 	 * failed) is tried again; while it cannot run, nothing submitted would be answered, so
 	 * the queued requests are answered "busy" instead of waiting for ever. */
 	if (b->pending > 0 && !b->thread_started && !gpu_is_lost(d->gpu)) {
-		int r = start_thread(b);
+		int r = start_thread(b, true);
 		if (r) {
 			struct batch_job *job;
 			if (log_ratelimit_ok(&thread_rl))
@@ -1194,11 +1195,23 @@ static void stop_thread(struct batch *b)
 	b->stop = false;
 }
 
-/* 0 or a positive errno of pthread_create. */
-static int start_thread(struct batch *b)
+/* 0 or a positive errno of pthread_create. restart: a start after a device rebuild
+ * (rebuild_device's, and on_check's retries of it), not the first at batch_create.
+ *
+ * Fault injection for tests (VKR_FAULT_THREAD_RESTART_FAILS=N, read once by batch_create):
+ * the first N restarts fail with EAGAIN as if pthread_create had, without calling it; the
+ * start at boot never does. With VKR_FAULT_SUBMIT_EVERY (which brings the rebuilds) it tests
+ * on_check's retry and its "busy" answers (test_reliability.py, thread_restart). */
+static int start_thread(struct batch *b, bool restart)
 {
-	int r = pthread_create(&b->thread, NULL, completion_main, b);
+	int r;
 
+	if (restart && b->fault_restart_fails > 0) {
+		b->fault_restart_fails--;
+		r = EAGAIN;
+	} else {
+		r = pthread_create(&b->thread, NULL, completion_main, b);
+	}
 	b->thread_started = r == 0;
 	/* Named for top -H, perf and /proc/PID/task: where it runs decides a lone client's
 	 * latency on some hosts (BENCHMARKS, session 35). A name is only a label: ignore failure. */
@@ -1272,7 +1285,7 @@ static void rebuild_device(struct batch *b)
 			shm_region_import(c->regions.regions[i], ng);
 			d->stats.regions_imported += c->regions.regions[i]->imported;
 		}
-	if ((r = start_thread(b)))
+	if ((r = start_thread(b, true)))
 		log_error("device rebuilt, but the completion thread did not start: %s", strerror(r));
 	d->stats.device_rebuilds++;
 	log_info("device rebuilt: %s", gpu_get_info(ng)->name);
@@ -1318,6 +1331,10 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 		unsigned long copy_threads = threads && *threads ? strtoul(threads, NULL, 10)
 					   : (type && strcmp(type, "cpu") == 0) || cpus <= 1 ? 0
 					   : cpus / 2 < 6 ? (unsigned long)(cpus / 2) : 6;
+		/* VKR_FAULT_THREAD_RESTART_FAILS=N: tests' fault injection, see start_thread. */
+		const char *fails = getenv("VKR_FAULT_THREAD_RESTART_FAILS");
+		long n_fails = fails && *fails ? strtol(fails, NULL, 10) : 0;
+		b->fault_restart_fails = n_fails > 0 ? (unsigned long)n_fails : 0;
 		if ((r = copy_pool_create(copy_threads > 16 ? 16 : (unsigned)copy_threads, &b->copy_pool))) {
 			snprintf(err, err_size, "copy threads: %s", strerror(-r));
 			goto fail;
@@ -1344,7 +1361,7 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 	uv_async_init(d->loop, &b->async, on_async);
 	b->async.data = b;
 	b->handles_open = true;
-	if ((r = start_thread(b))) {
+	if ((r = start_thread(b, false))) {
 		snprintf(err, err_size, "completion thread: %s", strerror(r));
 		batch_close(b);
 		*out = b; /* the caller runs the loop to close the handles, then destroys */

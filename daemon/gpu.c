@@ -92,6 +92,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
 	return VK_FALSE;
 }
 
+/* VKR_FAULT_SUBMIT_EVERY (gpu_internal.h). The tests' other fault, VKR_FAULT_THREAD_RESTART_FAILS
+ * (completion-thread restarts after a rebuild fail), is batch.c's: see start_thread. */
 bool gpu_fault_should_fail_submit(void)
 {
 	static atomic_uint_fast64_t submits;

@@ -2,7 +2,8 @@
 """Reliability and access tests of vkreduced: limits and backpressure ("busy"), per-uid
 limits, allow_uids/allow_groups, slow readers (soft and hard output limits), the global
 memory cap, and device loss with recovery (VKR_FAULT_SUBMIT_EVERY makes every Nth submit
-fail as VK_ERROR_DEVICE_LOST).
+fail as VK_ERROR_DEVICE_LOST; VKR_FAULT_THREAD_RESTART_FAILS makes the first N restarts of
+the completion thread after a rebuild fail as pthread_create with EAGAIN).
 
 Each scenario starts its own daemon with the flags it needs, speaks msgpack-RPC through the
 helpers of test_protocol.py, and stops the daemon with SIGTERM, which must exit 0 without
@@ -10,6 +11,7 @@ a sanitizer report (the daemon leak-checks itself under ASan).
 
 Usage: test_reliability.py PATH/TO/vkreduced [scenario...]
 """
+import errno
 import os
 import signal
 import socket
@@ -425,6 +427,133 @@ def test_drain_after_lost_submit():
     d.stop("drain-after-lost-submit")
 
 
+THREAD_BUSY = "the daemon cannot start a thread now; retry later"  # batch.c, on_check
+
+
+def call_within(c, seconds, method, params):
+    """c.call, but a reply that takes longer than `seconds` raises socket.timeout."""
+    c.sock.settimeout(seconds)
+    try:
+        return c.call(method, params)
+    finally:
+        c.sock.settimeout(60)
+
+
+def test_thread_restart():
+    # After a device loss the daemon rebuilds the device and starts its completion thread
+    # again. Here the first 3 of those starts fail (EAGAIN, as from pthread_create): the
+    # rebuild's own, then one at each turn of the loop that finds requests queued (on_check),
+    # which answers them "busy" rather than leaving them queued for a thread that is not
+    # there. The 4th start works and requests are served again. Submits are counted exactly
+    # (only batches submit, one per lone request here), so every step is known: requests 1
+    # and 2 serve, 3 is lost (start 1 fails in its rebuild), a lone request is busy (start
+    # 2), the first request of a pipelined burst is busy (start 3), then requests serve
+    # again, until submit 6 is lost and the second rebuild starts its thread at once.
+    fails = 3
+    d = Daemon([], env={"VKR_FAULT_SUBMIT_EVERY": "3", "VKR_FAULT_THREAD_RESTART_FAILS": str(fails)})
+    c = Conn(d.path)
+    k = [0]
+
+    def req():
+        # Small inline reduces (about 90 bytes each, so a burst is one read for the daemon),
+        # each with its own answer.
+        k[0] += 1
+        xs = list(range(k[0], k[0] + 16))
+        return ("reduce", ["sum", "i32", pack("i32", xs)]), sum(xs)
+
+    def is_busy(err):
+        return err is not None and err[0] == E_BUSY and err[1] == THREAD_BUSY
+
+    busy_seen = 0
+    try:
+        for i in range(2):
+            (m, p), want = req()
+            err, res = call_within(c, 60, m, p)
+            check(err is None and res["value"] == want, "thread restart: request %d before the loss (%r)" % (i, err))
+        (m, p), _ = req()
+        err, _ = call_within(c, 60, m, p)
+        check(err is not None and err[0] == E_LOST, "thread restart: submit 3 is 'device lost' (%r)" % (err,))
+        # The loop answers stats without the completion thread, once the rebuild is done
+        # (building every pipeline again takes seconds on lavapipe, more under ASan).
+        err, s = call_within(c, 120, "stats", [])
+        check(err is None and s["device_rebuilds"] == 1, "thread restart: device rebuilt once (%r)" % (
+            err or s["device_rebuilds"]))
+        # No thread now. A request queued must be answered, and at once: without on_check's
+        # retry it would wait for ever (here: the 15-s timeout fails the scenario).
+        (m, p), _ = req()
+        err, _ = call_within(c, 15, m, p)
+        check(is_busy(err), "thread restart: a lone request is 'busy' with the daemon's message (%r)" % (err,))
+        busy_seen += is_busy(err)
+        # A pipelined burst, in one write: every request answered exactly once (Conn.wait
+        # asserts no msgid is answered twice), the first at least 'busy'. The rest are 'busy'
+        # too when the daemon reads the burst in one turn; should it take two, the later
+        # ones meet a started thread and are served (or lost, at submit 6).
+        reqs = [req() for _ in range(8)]
+        c.sock.settimeout(15)
+        replies = pipeline(c, [r for r, _ in reqs])
+        c.sock.settimeout(60)
+        check(is_busy(replies[0][0]), "thread restart: the burst's first request is 'busy' (%r)" % (replies[0][0],))
+        started = False
+        for (err, res), (_, want) in zip(replies, reqs):
+            started |= not is_busy(err)
+            ok = (is_busy(err) and not started) or (err is None and res["value"] == want) or \
+                (err is not None and err[0] == E_LOST)
+            check(ok, "thread restart: burst reply is 'busy' (only before any served), correct or lost: %r %r" % (
+                err, res))
+            busy_seen += is_busy(err)
+        print("thread restart: %d of the burst's %d requests busy" % (sum(is_busy(e) for e, _ in replies),
+                                                                      len(replies)))
+        # The failures are used up: from here every request is served, but for the 'device
+        # lost' of every 3rd submit, whose rebuild starts the thread at once.
+        lost = served = served_after_lost = 0
+        for i in range(8):
+            (m, p), want = req()
+            err, res = call_within(c, 120, m, p)
+            good = (err is None and res["value"] == want) or (err is not None and err[0] == E_LOST)
+            check(good and not is_busy(err),
+                  "thread restart: after the failures, request %d is served correctly or lost (%r)" % (i, err))
+            if err is None:
+                served += 1
+                served_after_lost += lost > 0
+            elif err[0] == E_LOST:
+                lost += 1
+                call_within(c, 120, "stats", [])  # answered once the rebuild is done
+            if lost and served_after_lost >= 2:
+                break
+        check(served >= 2 and lost >= 1 and served_after_lost >= 2,
+              "thread restart: served again, lost and rebuilt, served again (%d served, %d lost)" % (served, lost))
+        check(c.call("ping", []) == (None, "pong"), "thread restart: the connection still serves")
+        s = c.ok("stats", [])
+        check(s["device_lost"] >= 2 and s["device_rebuilds"] == s["device_lost"],
+              "thread restart: every loss rebuilt (%d rebuilds, %d losses)" % (s["device_rebuilds"], s["device_lost"]))
+        check(s["errors"].get("BUSY", 0) == busy_seen, "thread restart: stats count the %d busy answers (%r)" % (
+            busy_seen, s["errors"]))
+        # Every request answered once: nothing arrives after the last reply.
+        time.sleep(0.3)
+        c.sock.setblocking(False)
+        try:
+            extra = c.sock.recv(1 << 16)
+        except BlockingIOError:
+            extra = b""
+        c.sock.setblocking(True)
+        c.unpacker.feed(extra)
+        stray = list(c.unpacker) + list(c.replies)
+        check(not stray, "thread restart: no reply beyond one per request (%r)" % (stray,))
+    except socket.timeout:
+        check(False, "thread restart: a request was never answered (queued for a completion thread "
+              "that is not there)")
+    c.close()
+    text = d.stop("thread-restart")
+    # The log: the rebuild's failed start, then on_check's failed retries and its started one.
+    eagain = os.strerror(errno.EAGAIN)
+    rebuilt_no_thread = text.count("device rebuilt, but the completion thread did not start: %s" % eagain)
+    retry_failed = text.count("the completion thread does not start: %s; answering 'busy'" % eagain)
+    retry_started = text.count("the completion thread started")
+    check(rebuilt_no_thread == 1 and retry_failed == fails - 1 and retry_started == 1,
+          "thread restart: the log shows 1 failed start in the rebuild, %d failed retries and 1 started "
+          "(%d, %d, %d)" % (fails - 1, rebuilt_no_thread, retry_failed, retry_started))
+
+
 SCENARIOS = {
     "busy": test_busy_per_connection,
     "memory": test_memory_cap,
@@ -436,6 +565,7 @@ SCENARIOS = {
     "stalled": test_stalled_reader_makes_room,
     "device_loss": test_device_loss,
     "drain_lost": test_drain_after_lost_submit,
+    "thread_restart": test_thread_restart,
 }
 
 
