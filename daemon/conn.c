@@ -34,6 +34,7 @@ static struct log_ratelimit slow_rl = LOG_RATELIMIT_INIT(5);
 
 static void update_events(struct conn *conn);
 static void on_poll(uv_poll_t *handle, int status, int events);
+static void on_soft_timer(uv_timer_t *timer);
 
 /* Makes room for len more reply bytes and returns where they go, or NULL when replies are
  * being discarded (closing) or could not be buffered (out_failed is then set). */
@@ -174,6 +175,13 @@ static bool rx_reserve(struct conn *conn, size_t want)
 	return true;
 }
 
+/* Takes an unfinished message's charge off the memory budget (complete, or discarded). */
+static void release_unfinished(struct conn *conn)
+{
+	conn->d->stats.memory_bytes -= conn->rx_charged;
+	conn->rx_charged = 0;
+}
+
 /* Checks the peer's credentials before anything is allocated for it. 0 or -errno. */
 static int admit(struct vkrd *d, int fd, struct access_peer *peer)
 {
@@ -238,6 +246,7 @@ int conn_create(struct vkrd *d, int fd)
 	/* The open socket's reference (dropped when poll is closed) and the timer's. */
 	conn->refs = 2;
 	conn->id = ++d->next_conn_id;
+	conn->received_ms = uv_now(d->loop);
 	conn->peer_pid = peer.pid;
 	conn->peer_uid = peer.uid;
 	conn->uid_counted = true;
@@ -317,8 +326,13 @@ void conn_close(struct conn *conn)
 		conn->uid_counted = false;
 	}
 	d->stats.users = d->access.nusers;
-	/* Unsent replies are discarded: the memory they held is free. */
+	/* Unsent replies and an unfinished message are discarded: the memory they held is free. */
 	d->stats.memory_bytes -= conn->out_len - conn->out_off;
+	release_unfinished(conn);
+	if (conn->waiting_memory) {
+		conn->waiting_memory = false;
+		d->stats.connections_waiting_memory--;
+	}
 	conn->out_off = conn->out_len = 0;
 	for (unsigned i = 0; i < conn->nfds; i++)
 		close(conn->fds[i].fd);
@@ -350,7 +364,7 @@ static void update_events(struct conn *conn)
 
 	if (conn->closing)
 		return;
-	if (!conn->close_after_flush && !conn->read_eof &&
+	if (!conn->close_after_flush && !conn->read_eof && !conn->waiting_memory &&
 	    conn->out_len - conn->out_off < conn->d->limits.output_pause_bytes)
 		events |= UV_READABLE;
 	if (conn->out_len > conn->out_off)
@@ -376,38 +390,115 @@ static void close_slow(struct conn *conn, const char *why)
 	conn_close(conn);
 }
 
-bool conn_close_stalled_reader(struct vkrd *d, const struct conn *except)
+bool conn_memory_spent(const struct vkrd *d, uint64_t charged, uint64_t already)
+{
+	uint64_t used = d->stats.memory_bytes, max = d->limits.max_memory_bytes;
+	return used > already && (used > max || charged > max - used);
+}
+
+bool conn_close_stalled(struct vkrd *d, const struct conn *except)
 {
 	const struct limits *l = &d->limits;
-	uint64_t now_ms = uv_now(d->loop), most = 0;
+	uint64_t now_ms = uv_now(d->loop), soft_ms = l->output_soft_seconds * UINT64_C(1000), most = 0;
 	struct conn *stalled = NULL;
+	bool sender = false;
 
 	/* Without this, connections that stop reading just below output_soft_bytes, where no
 	 * timer closes them, could hold the whole budget and leave every other client "busy"
-	 * for as long as they stay connected. Only a reader the daemon has stopped reading,
-	 * and that has taken nothing for the soft time, is chosen. */
+	 * for as long as they stay connected; so could clients that send the start of large
+	 * messages and no more. Only a reader the daemon has stopped reading, and that has
+	 * taken nothing for the soft time, or a sender that sent nothing for it, is chosen. */
 	for (struct conn *c = d->conns; c; c = c->next) {
 		uint64_t unsent = c->out_len - c->out_off;
-		if (c == except || c->closing || unsent <= l->output_pause_bytes || unsent <= most)
+		if (c == except || c->closing)
 			continue;
-		if (now_ms - c->written_ms < l->output_soft_seconds * UINT64_C(1000))
-			continue;
-		stalled = c;
-		most = unsent;
+		if (unsent > l->output_pause_bytes && unsent > most && now_ms - c->written_ms >= soft_ms) {
+			stalled = c;
+			most = unsent;
+			sender = false;
+		}
+		if (c->rx_charged > most && !c->waiting_memory && now_ms - c->received_ms >= soft_ms) {
+			stalled = c;
+			most = c->rx_charged;
+			sender = true;
+		}
 	}
 	if (!stalled)
 		return false;
-	close_slow(stalled, "not reading while the daemon's max_memory_bytes is spent");
+	if (sender) {
+		d->stats.stalled_sender_closes++;
+		if (log_ratelimit_ok(&slow_rl))
+			log_warn("conn %" PRIu64 " (pid %d): %" PRIu64 " bytes of an unfinished message, nothing "
+				 "sent for output_soft_seconds while max_memory_bytes is spent; closing",
+				 stalled->id, (int)stalled->peer_pid, stalled->rx_charged);
+		conn_close(stalled);
+	} else {
+		close_slow(stalled, "not reading while the daemon's max_memory_bytes is spent");
+	}
 	return true;
+}
+
+/* Grows the unfinished message's charge to need bytes, making room by closing stalled
+ * connections where the budget is spent. Returns false, charging nothing, where it still
+ * does not fit. */
+static bool charge_unfinished(struct conn *conn, uint64_t need)
+{
+	struct vkrd *d = conn->d;
+	uint64_t extra = need - conn->rx_charged;
+	bool spent = conn_memory_spent(d, extra, conn->rx_charged);
+
+	while (spent && conn_close_stalled(d, conn))
+		spent = conn_memory_spent(d, extra, conn->rx_charged);
+	if (spent)
+		return false;
+	d->stats.memory_bytes += extra;
+	conn->rx_charged = need;
+	return true;
+}
+
+static void set_waiting_memory(struct conn *conn, bool waiting)
+{
+	if (conn->waiting_memory == waiting)
+		return;
+	conn->waiting_memory = waiting;
+	if (waiting)
+		conn->d->stats.memory_waits++;
+	conn->d->stats.connections_waiting_memory += waiting ? 1 : (uint64_t)-1;
+	update_events(conn);
+	/* Retried at every turn of the loop (conn_admit_waiting); the timer makes sure of a
+	 * turn each second, so that stalled holders are found once they have been stalled for
+	 * the soft time, even where nothing else happens. The output's soft timer, when it
+	 * runs, has the same callback. */
+	if (!conn->soft_since_ns) {
+		if (waiting)
+			uv_timer_start(&conn->soft_timer, on_soft_timer, 1000, 1000);
+		else
+			uv_timer_stop(&conn->soft_timer);
+	}
+}
+
+static bool unfinished_fits(struct conn *conn);
+
+void conn_admit_waiting(struct vkrd *d)
+{
+	if (d->stats.connections_waiting_memory == 0)
+		return;
+	for (struct conn *c = d->conns; c && d->stats.connections_waiting_memory > 0; c = c->next)
+		if (c->waiting_memory && !c->closing && unfinished_fits(c))
+			set_waiting_memory(c, false); /* the poll, level-triggered, reads what waits */
 }
 
 static void on_soft_timer(uv_timer_t *timer)
 {
 	struct conn *conn = timer->data;
 
+	if (conn->closing)
+		return;
 	/* flush() stops the timer when the backlog drains, so firing means it did not. */
-	if (!conn->closing && conn->soft_since_ns != 0)
+	if (conn->soft_since_ns != 0)
 		close_slow(conn, "above output_soft_bytes for output_soft_seconds");
+	else if (conn->waiting_memory)
+		conn_admit_waiting(conn->d); /* each second: see set_waiting_memory */
 }
 
 /* Redis's client output buffer limits: a reader that falls behind by more than the hard
@@ -426,7 +517,10 @@ static void check_output(struct conn *conn)
 	if (unsent <= l->output_soft_bytes) {
 		if (conn->soft_since_ns) {
 			conn->soft_since_ns = 0;
-			uv_timer_stop(&conn->soft_timer);
+			if (conn->waiting_memory)
+				uv_timer_start(&conn->soft_timer, on_soft_timer, 1000, 1000);
+			else
+				uv_timer_stop(&conn->soft_timer);
 		}
 		return;
 	}
@@ -586,6 +680,11 @@ static void process(struct conn *conn)
 
 		if (len == 0)
 			return;
+		/* All the bytes the charged message was known to need are here: it is complete
+		 * (and from here on charged by dispatch as a request, if at all), or on_readable
+		 * charges what more it turns out to need before reading on. */
+		if (conn->rx_charged && len >= conn->rx_charged)
+			release_unfinished(conn);
 		if (conn->nfds == 0 && (off = dispatch_fast_reduce(conn, data, len, conn->rx)) > 0) {
 			conn->rx_off += off;
 			conn->msg_start += off;
@@ -663,6 +762,27 @@ static bool take_fds(struct conn *conn, struct msghdr *mh, uint64_t end)
 	return ok;
 }
 
+/* Bytes the first unparsed message is known to need (frame_scan), or 0 where none is
+ * unfinished. */
+static uint64_t unfinished_need(const struct conn *conn)
+{
+	const struct limits *l = &conn->d->limits;
+	struct frame_limits fl = { l->max_inline_bytes, l->max_inline_bytes + FRAME_SLACK, FRAME_OBJECTS_MAX,
+				   FRAME_DEPTH_MAX };
+	struct frame_info info;
+	size_t unparsed = conn->rx_len - conn->rx_off;
+
+	if (unparsed == 0 || frame_scan(conn->rx->data + conn->rx_off, unparsed, &fl, &info) != FRAME_NEED_MORE)
+		return 0;
+	return info.need;
+}
+
+static bool unfinished_fits(struct conn *conn)
+{
+	uint64_t need = unfinished_need(conn);
+	return need <= conn->rx_charged || charge_unfinished(conn, need);
+}
+
 static void on_readable(struct conn *conn)
 {
 	struct vkrd *d = conn->d;
@@ -679,17 +799,16 @@ static void on_readable(struct conn *conn)
 		ssize_t n;
 
 		/* Read a large message's remaining bytes in few calls: frame_scan has bounded
-		 * the message, so this never reserves more than the limit allows. */
-		{
-			struct frame_limits fl = { d->limits.max_inline_bytes, d->limits.max_inline_bytes + FRAME_SLACK,
-						   FRAME_OBJECTS_MAX, FRAME_DEPTH_MAX };
-			struct frame_info info;
-			size_t unparsed = conn->rx_len - conn->rx_off;
-			if (unparsed > 0 &&
-			    frame_scan(conn->rx->data + conn->rx_off, unparsed, &fl, &info) == FRAME_NEED_MORE &&
-			    info.need > unparsed + want)
-				want = info.need - unparsed;
+		 * the message, so this never reserves more than the limit allows, and the
+		 * memory budget has admitted it (or the connection waits, unread). */
+		uint64_t need = unfinished_need(conn);
+		size_t unparsed = conn->rx_len - conn->rx_off;
+		if (need > RX_CHUNK && need > conn->rx_charged && !charge_unfinished(conn, need)) {
+			set_waiting_memory(conn, true);
+			break;
 		}
+		if (need > unparsed + want)
+			want = (size_t)(need - unparsed);
 		if (!rx_reserve(conn, want)) {
 			log_warn("conn %" PRIu64 ": out of memory for %zu bytes; closing", conn->id, want);
 			conn_close(conn);
@@ -735,6 +854,7 @@ static void on_readable(struct conn *conn)
 		}
 		conn->rx_len += (size_t)n;
 		conn->rx_bytes += (uint64_t)n;
+		conn->received_ms = uv_now(d->loop);
 		d->stats.bytes_in += (uint64_t)n;
 		turn += (size_t)n;
 		process(conn);

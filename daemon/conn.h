@@ -68,6 +68,13 @@ struct conn {
 	size_t rx_off, rx_len;
 	msgpack_zone zone;          /* embedded; objects of the message being dispatched */
 	uint64_t rx_bytes;          /* bytes received so far (stream offset of the end) */
+	/* A message larger than one receive buffer is charged to the daemon's memory budget
+	 * (stats.memory_bytes) as its header declares its size, before its buffer is grown;
+	 * the charge goes when the message is complete (dispatch charges its request) or the
+	 * connection closes. While it does not fit, the connection is not read. */
+	uint64_t rx_charged;        /* bytes of the unfinished message charged */
+	uint64_t received_ms;       /* loop time (uv_now) bytes last arrived */
+	bool waiting_memory;        /* not read until rx_charged can grow (conn_admit_waiting) */
 	uint64_t msg_start;         /* stream offset of the first unparsed message */
 	struct {
 		int fd;             /* owned */
@@ -118,11 +125,19 @@ void conn_flush_dirty(struct vkrd *d);
 /* Closes every connection (shutdown). */
 void conn_close_all(struct vkrd *d);
 
-/* While the daemon's memory budget (max_memory_bytes) is spent: closes the connection, other
- * than except, that holds the most unsent replies among those the daemon stopped reading
- * (above output_pause_bytes) and that took none of them for output_soft_seconds. Returns
- * whether it closed one. */
-bool conn_close_stalled_reader(struct vkrd *d, const struct conn *except);
+/* Whether charging more bytes would pass the daemon's memory budget (max_memory_bytes).
+ * already: bytes of the budget the asker holds itself, so that a lone request or message of
+ * any size is admitted (the per-message limit bounds that) and the budget cannot wedge the
+ * daemon. */
+bool conn_memory_spent(const struct vkrd *d, uint64_t charged, uint64_t already);
+/* While the daemon's memory budget is spent: closes the connection, other than except, that
+ * holds the most of it among the stalled ones: readers the daemon stopped reading (above
+ * output_pause_bytes) that took no reply for output_soft_seconds, and senders of an unfinished
+ * message that sent nothing for output_soft_seconds. Returns whether it closed one. */
+bool conn_close_stalled(struct vkrd *d, const struct conn *except);
+/* Reads again the connections that stopped for memory (rx_charged could not grow), where
+ * their messages now fit. Called at every turn of the loop. */
+void conn_admit_waiting(struct vkrd *d);
 /* Shutdown, once no work is left: reads and answers what the client has already sent,
  * stops reading, and closes the connection as soon as its replies are written (at once if
  * none are pending). */

@@ -173,15 +173,6 @@ static void reply_empty_scan(struct conn *conn, uint32_t msgid, bool has_dst)
 	conn_reply_end(conn);
 }
 
-/* Whether charged more bytes would pass the daemon's memory budget. Like the per-connection
- * limit it admits a lone request of any size (the per-message limit bounds that), so the
- * budget cannot wedge the daemon. */
-static bool memory_budget_spent(const struct vkrd *d, uint64_t charged)
-{
-	return d->stats.memory_bytes > 0 && (d->stats.memory_bytes > d->limits.max_memory_bytes ||
-					     charged > d->limits.max_memory_bytes - d->stats.memory_bytes);
-}
-
 /* Checks a parsed reduce or scan against the connection, the device and the limits, and
  * queues it or answers the error. */
 static void compute_enqueue(struct conn *conn, uint32_t msgid, const struct dispatch_compute *cp,
@@ -311,9 +302,9 @@ static void compute_enqueue(struct conn *conn, uint32_t msgid, const struct disp
 	/* The daemon as a whole: inline inputs, results and unsent replies of every connection
 	 * share one budget. Where it is spent, a connection that stopped reading its replies
 	 * long ago makes room before this request is refused. */
-	bool spent = memory_budget_spent(d, charged);
-	while (spent && conn_close_stalled_reader(d, conn))
-		spent = memory_budget_spent(d, charged);
+	bool spent = conn_memory_spent(d, charged, 0);
+	while (spent && conn_close_stalled(d, conn))
+		spent = conn_memory_spent(d, charged, 0);
 	if (spent) {
 		d->stats.busy_memory++;
 		conn_reply_error(conn, msgid, VKR_WIRE_BUSY,

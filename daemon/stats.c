@@ -76,7 +76,7 @@ void stats_pack(const struct stats *s, const struct limits *limits, msgpack_pack
 	unsigned nerr = 0;
 	unsigned nhist = 0;
 
-	msgpack_pack_map(pk, 49); /* keep in step with the entries below (test_protocol checks) */
+	msgpack_pack_map(pk, 52); /* keep in step with the entries below (test_protocol checks) */
 	pack_kv(pk, "requests_total", s->requests);
 
 	stats_pack_str(pk, "requests");
@@ -150,6 +150,9 @@ void stats_pack(const struct stats *s, const struct limits *limits, msgpack_pack
 	pack_kv(pk, "connections_refused_uid", s->connections_refused_uid);
 	pack_kv(pk, "slow_reader_closes", s->slow_reader_closes);
 	pack_kv(pk, "busy_memory", s->busy_memory);
+	pack_kv(pk, "stalled_sender_closes", s->stalled_sender_closes);
+	pack_kv(pk, "memory_waits", s->memory_waits);
+	pack_kv(pk, "connections_waiting_memory", s->connections_waiting_memory);
 	pack_kv(pk, "memory_bytes", s->memory_bytes);
 	pack_kv(pk, "users", s->users);
 	stats_pack_str(pk, "limits");

@@ -86,6 +86,9 @@ struct stats {
 	uint64_t connections_refused_uid;            /* closed at once: max_connections_per_uid */
 	uint64_t slow_reader_closes;                 /* closed for unread replies (soft or hard) */
 	uint64_t busy_memory;                        /* requests refused: max_memory_bytes */
+	uint64_t stalled_sender_closes;              /* closed: an unfinished message held the budget */
+	uint64_t memory_waits;                       /* a large message waited for max_memory_bytes */
+	uint64_t connections_waiting_memory;         /* now: not read until their message fits */
 	uint64_t memory_bytes;                       /* now: inline bytes in flight + unsent replies */
 	uint64_t users;                              /* now: distinct uids with a connection */
 };

@@ -133,17 +133,20 @@ def test_busy_per_connection():
 def test_memory_cap():
     d = Daemon(["--max-memory-bytes", "1M", "--max-bytes-per-conn", "1G"])
     conns = [Conn(d.path) for _ in range(4)]
-    xs = list(range(100000))  # 400 KB inline each
+    # 60 KB inline each: messages within one receive buffer, which are charged when their
+    # requests are queued (larger ones are charged as they arrive, and wait: see
+    # test_unfinished_messages).
+    xs = list(range(15000))
     blob = pack("i32", xs)
     import msgpack
-    # Bursts of 4.8 MB against a 1 MB cap. Whether a burst finds the cap reached depends on
+    # Bursts of 1.44 MB against a 1 MB cap. Whether a burst finds the cap reached depends on
     # how fast the daemon finishes each request against how fast this process sends the
     # next; on a loaded machine one burst can slip through, so up to five are sent.
     for burst in range(5):
         ids = []
         for c in conns:
             data = b""
-            for _ in range(3):
+            for _ in range(6):
                 c.msgid += 1
                 data += msgpack.packb([0, c.msgid, "reduce", ["sum", "i32", blob]], use_bin_type=True)
                 ids.append((c, c.msgid))
@@ -342,6 +345,64 @@ def test_stalled_reader_makes_room():
     stalled.close()
     victim.close()
     d.stop("stalled")
+
+
+def test_unfinished_messages():
+    # A message larger than one receive buffer is charged to max_memory_bytes as its header
+    # arrives. Where it does not fit, its connection is not read until it does (the client's
+    # send waits); a client that sends the start of a large message and then nothing for
+    # output_soft_seconds is closed when another needs the memory; a lone message of any
+    # size is admitted.
+    d = Daemon(["--max-memory-bytes", "4M", "--output-soft-seconds", "2", "--max-bytes-per-conn", "1G"])
+    import msgpack
+    xs = list(range(600000))  # 2.4 MB inline
+    blob = pack("i32", xs)
+
+    def start(c, head):
+        c.msgid += 1
+        data = msgpack.packb([0, c.msgid, "reduce", ["sum", "i32", blob]], use_bin_type=True)
+        c.sock.sendall(data[:head])  # within the socket's buffer: never blocks
+        return c.msgid, data[head:]
+
+    a, b, other = Conn(d.path), Conn(d.path), Conn(d.path)
+    a_id, a_rest = start(a, 1 << 16)
+    s = wait_stats(d, lambda s: s["memory_bytes"] >= len(blob))
+    check(s["memory_bytes"] >= len(blob), "unfinished: charged as its header arrives (%d)" % s["memory_bytes"])
+    b_id, b_rest = start(b, 1 << 16)
+    s = wait_stats(d, lambda s: s["connections_waiting_memory"] == 1)
+    check(s["connections_waiting_memory"] == 1 and s["memory_waits"] == 1,
+          "unfinished: the second waits (%d waiting, %d waits)" % (s["connections_waiting_memory"], s["memory_waits"]))
+    check(s["memory_bytes"] < 2 * len(blob), "unfinished: the waiting one holds nothing (%d)" % s["memory_bytes"])
+    a.sock.sendall(a_rest)  # within the soft time of its start
+    err, res = a.wait(a_id)
+    check(err is None and res["value"] == tp.wrap("i32", sum(xs)), "unfinished: the first is served (%r)" % (err,))
+    b.sock.sendall(b_rest)
+    err, res = b.wait(b_id)
+    check(err is None and res["value"] == tp.wrap("i32", sum(xs)),
+          "unfinished: the second is read once the first is done (%r)" % (err,))
+    s = d.stats()
+    check(s["connections_waiting_memory"] == 0 and s["memory_bytes"] < 4096,
+          "unfinished: nothing waits or stays charged (%d, %d)" % (s["connections_waiting_memory"], s["memory_bytes"]))
+    # A sender that stalls mid-message gives way after the soft time to one that waits.
+    a_id, a_rest = start(a, 1 << 16)
+    wait_stats(d, lambda s: s["memory_bytes"] >= len(blob))
+    b_id, b_rest = start(b, 1 << 16)
+    wait_stats(d, lambda s: s["connections_waiting_memory"] == 1)
+    err, res = other.call("reduce", ["sum", "i32", pack("i32", [1, 2, 3])])
+    check(err is None and res["value"] == 6, "unfinished: small requests of others go on meanwhile (%r, %r)" % (err, res))
+    s = wait_stats(d, lambda s: s["stalled_sender_closes"] >= 1, seconds=20)
+    check(s["stalled_sender_closes"] == 1, "unfinished: the stalled sender is closed (%d)" % s["stalled_sender_closes"])
+    check(a.closed_by_peer(), "unfinished: its connection is closed")
+    b.sock.sendall(b_rest)
+    err, res = b.wait(b_id)
+    check(err is None and res["value"] == tp.wrap("i32", sum(xs)), "unfinished: the waiting one is served (%r)" % (err,))
+    # A lone message larger than the whole budget is admitted.
+    big = list(range(1500000))  # 6 MB
+    err, res = other.call("reduce", ["sum", "i64", pack("i64", big)])
+    check(err is None and res["value"] == sum(big), "unfinished: a lone message over the budget is served (%r)" % (err,))
+    for c in (a, b, other):
+        c.close()
+    d.stop("unfinished")
 
 
 def test_device_loss():
@@ -563,6 +624,7 @@ SCENARIOS = {
     "allow": test_allow_lists,
     "slow": test_slow_reader,
     "stalled": test_stalled_reader_makes_room,
+    "unfinished": test_unfinished_messages,
     "device_loss": test_device_loss,
     "drain_lost": test_drain_after_lost_submit,
     "thread_restart": test_thread_restart,
