@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Session 39 run 3: did session 38's daemon changes cost throughput or p99? The daemon of
+# ca1a5e1 (base: what S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against this
+# session's (new: 217a6ad), alternating, two rounds: 32 corked clients three times, then a
+# lone client, on one fresh daemon per build and round.
+# Usage: `. .gpu/env.sh; bash docs/data/session39/run3.sh $OUT` with .gpu/ and .exp/ carried.
+OUT=${1:?}; o=/tmp/r3; mkdir -p $o
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for v in base new; do mkdir -p /tmp/$v; tar xJf .exp/s39$v.txz -C /tmp/$v; done
+for round in 1 2; do
+  for v in base new; do
+    b=/tmp/$v; sock=/tmp/vkr39-$v.sock; st=$(mktemp -d)
+    LD_LIBRARY_PATH=$b/client:$LD_LIBRARY_PATH $b/daemon/vkreduced --socket $sock --state-dir $st 2> $o/daemon-$v-$round.log & pid=$!
+    for _ in $(seq 600); do LD_LIBRARY_PATH=$b/client $b/client/vkreduce --socket $sock ping >/dev/null 2>&1 && break; sleep 0.05; done
+    for i in 1 2 3; do
+      LD_LIBRARY_PATH=$b/client timeout 40 $b/bench/vkreduce-daemon-bench --socket $sock --no-latency --cork --clients 32 \
+        > $o/tp-$v-$round-$i.txt 2>&1
+      echo "$v r$round tp$i rc=$? $(grep -E '^\| 32 ' $o/tp-$v-$round-$i.txt)"
+    done
+    LD_LIBRARY_PATH=$b/client timeout 40 $b/bench/vkreduce-daemon-bench --socket $sock --no-throughput > $o/lat-$v-$round.txt 2>&1
+    echo "$v r$round lat rc=$? $(grep -A2 'p50' $o/lat-$v-$round.txt | tail -1)"
+    kill $pid; wait $pid
+    tar czf $OUT/run3.tgz -C $o .
+  done
+done
