@@ -840,6 +840,157 @@ static int measure_staged(struct gpu *gpu, const struct options *o, struct gpu_b
 	return rc;
 }
 
+/* One copy recorded once into a command buffer of a queue family's own pool, submitted on
+ * a queue of its own with a fence (a copy queue of gpu_config.copy_queues). */
+struct queue_copy {
+	VkCommandPool pool;
+	VkCommandBuffer cb;
+	VkFence fence;
+	VkQueue queue;
+};
+
+static void queue_copy_finish(VkDevice dev, struct queue_copy *q)
+{
+	if (q->fence)
+		vkDestroyFence(dev, q->fence, NULL);
+	if (q->pool)
+		vkDestroyCommandPool(dev, q->pool, NULL);
+	memset(q, 0, sizeof(*q));
+}
+
+static int queue_copy_init(VkDevice dev, const struct gpu_copy_queue *on, const struct gpu_buffer *src,
+			   const struct gpu_buffer *dst, uint64_t bytes, struct queue_copy *q)
+{
+	const VkCommandPoolCreateInfo pi = { .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+					     .queueFamilyIndex = on->family };
+	const VkFenceCreateInfo fi = { .sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO };
+	const VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO };
+	const VkBufferCopy region = { .size = bytes };
+	memset(q, 0, sizeof(*q));
+	q->queue = on->queue;
+	if (vkCreateCommandPool(dev, &pi, NULL, &q->pool) != VK_SUCCESS)
+		return -ENOMEM;
+	const VkCommandBufferAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+						 .commandPool = q->pool,
+						 .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+						 .commandBufferCount = 1 };
+	if (vkAllocateCommandBuffers(dev, &ai, &q->cb) != VK_SUCCESS || vkBeginCommandBuffer(q->cb, &bi) != VK_SUCCESS) {
+		queue_copy_finish(dev, q);
+		return -ENOMEM;
+	}
+	vkCmdCopyBuffer(q->cb, src->handle, dst->handle, 1, &region);
+	if (vkEndCommandBuffer(q->cb) != VK_SUCCESS || vkCreateFence(dev, &fi, NULL, &q->fence) != VK_SUCCESS) {
+		queue_copy_finish(dev, q);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median wall time (ms) of the copies submitted together, each on its queue, until all
+ * their fences signal. */
+static int time_queue_copies(VkDevice dev, struct queue_copy *const *qs, unsigned n, int reps, double *ms)
+{
+	double t[64];
+	if (reps > 64)
+		reps = 64;
+	for (int r = -1; r < reps; r++) { /* run -1 warms up */
+		VkFence fences[4];
+		for (unsigned i = 0; i < n; i++) {
+			fences[i] = qs[i]->fence;
+			if (vkResetFences(dev, 1, &fences[i]) != VK_SUCCESS)
+				return -EIO;
+		}
+		double t0 = now_ms();
+		for (unsigned i = 0; i < n; i++) {
+			const VkSubmitInfo si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+						  .pCommandBuffers = &qs[i]->cb };
+			if (vkQueueSubmit(qs[i]->queue, 1, &si, qs[i]->fence) != VK_SUCCESS)
+				return -EIO;
+		}
+		if (vkWaitForFences(dev, n, fences, VK_TRUE, UINT64_C(30000000000)) != VK_SUCCESS)
+			return -EIO;
+		if (r >= 0)
+			t[r] = now_ms() - t0;
+	}
+	qsort(t, (size_t)reps, sizeof(t[0]), cmp_double);
+	*ms = t[reps / 2];
+	return 0;
+}
+
+/* Copies on queues of their own (gpu_config.copy_queues), by vkCmdCopyBuffer: one direction
+ * on a transfer-only queue, then host to device on one queue and device to host on another,
+ * submitted together. On one queue the two directions ran one after the other (S39-1); do
+ * two queues overlap them as torch's two CUDA streams do? The buffers are used across queue
+ * families without ownership transfers, so their contents are not defined afterwards: a
+ * timing, not a copy to check. */
+static int measure_copy_queues(struct gpu *gpu, const struct options *o, struct gpu_buffer *host_src,
+			       struct gpu_buffer *host_dst, struct gpu_buffer *dev_a, struct gpu_buffer *dev_b,
+			       uint64_t bytes)
+{
+	struct gpu_copy_queue qs[3];
+	unsigned count = gpu_copy_queues(gpu, qs, 3);
+	VkDevice dev = gpu_device(gpu);
+	int rc = 0;
+	if (count < 2) {
+		printf("pcie queues: fewer than two queues for copies beside the compute queue (%u): not timed\n", count);
+		return 0;
+	}
+	static const char *const kind[2] = { "compute-family", "transfer-only" };
+	/* Each queue alone, each way, then every ordered pair of distinct queues. */
+	for (unsigned a = 0; a < count && rc == 0; a++) {
+		for (int dir = 0; dir < 2 && rc == 0; dir++) {
+			struct queue_copy q;
+			double ms = 0;
+			rc = queue_copy_init(dev, &qs[a], dir ? dev_b : host_src, dir ? host_dst : dev_a, bytes, &q);
+			struct queue_copy *one[1] = { &q };
+			if (rc == 0)
+				rc = time_queue_copies(dev, one, 1, o->reps, &ms);
+			queue_copy_finish(dev, &q);
+			if (rc == 0)
+				printf("pcie queue %u (%s) %s alone, %llu MiB: %9.3f ms %6.1f GB/s\n", a,
+				       kind[qs[a].transfer_only], dir ? "device to host" : "host to device",
+				       (unsigned long long)(bytes >> 20), ms, (double)bytes / (ms * 1e6));
+		}
+	}
+	for (unsigned a = 0; a < count && rc == 0; a++) {
+		for (unsigned b = 0; b < count && rc == 0; b++) {
+			if (a == b)
+				continue;
+			struct queue_copy up, down;
+			double ms = 0;
+			rc = queue_copy_init(dev, &qs[a], host_src, dev_a, bytes, &up);
+			if (rc == 0) {
+				rc = queue_copy_init(dev, &qs[b], dev_b, host_dst, bytes, &down);
+				struct queue_copy *both[2] = { &up, &down };
+				if (rc == 0)
+					rc = time_queue_copies(dev, both, 2, o->reps, &ms);
+				queue_copy_finish(dev, &down);
+			}
+			queue_copy_finish(dev, &up);
+			if (rc == 0)
+				printf("pcie queues up on %u (%s), down on %u (%s), %llu MiB each: %9.3f ms %6.1f GB/s each way\n",
+				       a, kind[qs[a].transfer_only], b, kind[qs[b].transfer_only],
+				       (unsigned long long)(bytes >> 20), ms, (double)bytes / (ms * 1e6));
+		}
+	}
+	if (rc < 0)
+		fprintf(stderr, "vkreduce-bench: copy queues: %s\n", strerror(-rc));
+	return rc;
+}
+
 /* The ceilings of a request on shared memory: host RAM <-> device over PCIe, by the copy
  * engine (vkCmdCopyBuffer) and by shader cores (the copy kernel, which moves data the way the
  * scan of an imported region does), one direction at a time and both at once (host RAM to
@@ -905,6 +1056,8 @@ static int measure_pcie(struct gpu *gpu, const struct options *o)
 	}
 	if (rc == 0)
 		rc = measure_staged(gpu, o, &host_a, &host_b, bytes);
+	if (rc == 0)
+		rc = measure_copy_queues(gpu, o, &host_a, &host_b, &dev, &dev_b, bytes);
 	gpu_buffer_destroy(gpu, &dev_b);
 	gpu_buffer_destroy(gpu, &host_a);
 	gpu_buffer_destroy(gpu, &host_b);
@@ -963,7 +1116,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	print_times = o.times;
-	struct gpu_config config = { .verbose = true };
+	struct gpu_config config = { .verbose = true, .copy_queues = o.pcie };
 	struct gpu *gpu;
 	char err[512];
 	if (gpu_create(&config, &gpu, err, sizeof(err)) < 0) {

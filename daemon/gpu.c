@@ -637,13 +637,37 @@ static void read_info(struct gpu *gpu)
 static int create_device(struct gpu *gpu, char *err, size_t err_size)
 {
 	gpu->queue_family = (uint32_t)find_compute_family(gpu->physical);
-	const float priority = 1.0f;
-	const VkDeviceQueueCreateInfo qi = {
+	const float priorities[2] = { 1.0f, 1.0f };
+	VkDeviceQueueCreateInfo qi[2] = { {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
 		.queueFamilyIndex = gpu->queue_family,
 		.queueCount = 1,
-		.pQueuePriorities = &priority,
-	};
+		.pQueuePriorities = priorities,
+	} };
+	uint32_t queue_infos = 1;
+	VkQueueFamilyProperties fams[64];
+	uint32_t fam_count = 64;
+	vkGetPhysicalDeviceQueueFamilyProperties(gpu->physical, &fam_count, fams);
+	if (gpu->want_copy_queues) {
+		/* A second queue of the compute family, and up to two of a transfer-only one
+		 * (on NVIDIA the copy engines' family). */
+		if (gpu->queue_family < fam_count && fams[gpu->queue_family].queueCount >= 2)
+			qi[0].queueCount = 2;
+		for (uint32_t i = 0; i < fam_count; i++) {
+			VkQueueFlags f = fams[i].queueFlags;
+			if ((f & VK_QUEUE_TRANSFER_BIT) && !(f & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) &&
+			    fams[i].queueCount > 0) {
+				qi[1] = (VkDeviceQueueCreateInfo){
+					.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+					.queueFamilyIndex = i,
+					.queueCount = fams[i].queueCount >= 2 ? 2 : 1,
+					.pQueuePriorities = priorities,
+				};
+				queue_infos = 2;
+				break;
+			}
+		}
+	}
 	const char *exts[4];
 	uint32_t ext_count = 0;
 	if (gpu->has_host_import_ext) {
@@ -687,8 +711,8 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 	const VkDeviceCreateInfo di = {
 		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
 		.pNext = &features,
-		.queueCreateInfoCount = 1,
-		.pQueueCreateInfos = &qi,
+		.queueCreateInfoCount = queue_infos,
+		.pQueueCreateInfos = qi,
 		.enabledExtensionCount = ext_count,
 		.ppEnabledExtensionNames = exts,
 	};
@@ -698,6 +722,13 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 		return gpu_errno_from_vk(r);
 	}
 	vkGetDeviceQueue(gpu->device, gpu->queue_family, 0, &gpu->queue);
+	for (uint32_t q = 0; q < queue_infos; q++)
+		for (uint32_t i = q == 0 ? 1 : 0; i < qi[q].queueCount; i++) {
+			struct gpu_copy_queue *c = &gpu->copy_queues[gpu->copy_queue_count++];
+			vkGetDeviceQueue(gpu->device, qi[q].queueFamilyIndex, i, &c->queue);
+			c->family = qi[q].queueFamilyIndex;
+			c->transfer_only = q == 1;
+		}
 
 	const VkSemaphoreTypeCreateInfo ti = {
 		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
@@ -711,9 +742,6 @@ static int create_device(struct gpu *gpu, char *err, size_t err_size)
 		return gpu_errno_from_vk(r);
 	}
 
-	VkQueueFamilyProperties fams[64];
-	uint32_t fam_count = 64;
-	vkGetPhysicalDeviceQueueFamilyProperties(gpu->physical, &fam_count, fams);
 	if (gpu->queue_family < fam_count && fams[gpu->queue_family].timestampValidBits == 0)
 		gpu->info.timestamp_period_ns = 0;
 	gpu->timestamp_valid_bits = gpu->queue_family < fam_count ? fams[gpu->queue_family].timestampValidBits : 0;
@@ -1001,6 +1029,7 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 	gpu->log = config->log;
 	gpu->host_memory_scans_only = config->host_memory_scans_only;
 	gpu->compile_on_first_use = config->compile_on_first_use || env_flag("VKR_COMPILE_ON_FIRST_USE");
+	gpu->want_copy_queues = config->copy_queues;
 	atomic_init(&gpu->lost, false);
 	bool validation = config->validation || env_flag("VKR_VALIDATION");
 	const char *want = config->device ? config->device : getenv("VKR_DEVICE");
@@ -1214,4 +1243,16 @@ uint64_t gpu_last_submitted_value(const struct gpu *gpu)
 bool gpu_is_lost(const struct gpu *gpu)
 {
 	return atomic_load(&((struct gpu *)gpu)->lost);
+}
+
+unsigned gpu_copy_queues(const struct gpu *gpu, struct gpu_copy_queue *out, unsigned max)
+{
+	unsigned n = gpu->copy_queue_count < max ? gpu->copy_queue_count : max;
+	memcpy(out, gpu->copy_queues, n * sizeof(*out));
+	return n;
+}
+
+VkDevice gpu_device(const struct gpu *gpu)
+{
+	return gpu->device;
 }

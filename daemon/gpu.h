@@ -46,6 +46,10 @@ struct gpu_config {
 	/* File of the Vulkan pipeline cache: read at start if present and made by this device
 	 * and driver (otherwise ignored with a warning). NULL: no cache. Borrowed. */
 	const char *pipeline_cache_path;
+	/* Benchmarks only: also create queues for copies beside the compute queue (a second
+	 * one of the compute family, up to two of a transfer-only family), to time whether
+	 * copies on queues of their own overlap (gpu_copy_queues). The daemon runs on one. */
+	bool copy_queues;
 };
 
 /* What the engine learned about the device it chose. */
@@ -212,6 +216,17 @@ struct gpu_cmd;
 /* Starts recording a new command buffer (from a recycled pool entry where possible). */
 int gpu_cmd_begin(struct gpu *gpu, struct gpu_cmd **out);
 VkCommandBuffer gpu_cmd_handle(struct gpu_cmd *cmd);
+
+/* The queues gpu_config.copy_queues asked for: queue, its family, and whether the family
+ * is transfer-only. Returns how many (up to max); 0 without copy_queues. The device handle
+ * is for the caller's own command pools on them. */
+struct gpu_copy_queue {
+	VkQueue queue;
+	uint32_t family;
+	bool transfer_only;
+};
+unsigned gpu_copy_queues(const struct gpu *gpu, struct gpu_copy_queue *out, unsigned max);
+VkDevice gpu_device(const struct gpu *gpu);
 /* Records a full memory barrier between the two stages' accesses (compute/transfer/host),
  * e.g. transfer writes -> shader reads, or shader writes -> shader reads. */
 void gpu_cmd_barrier(struct gpu_cmd *cmd, VkPipelineStageFlags src_stage, VkAccessFlags src_access,

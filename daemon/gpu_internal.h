@@ -30,6 +30,9 @@ struct gpu {
 	VkDevice device;
 	VkQueue queue;
 	uint32_t queue_family;
+	struct gpu_copy_queue copy_queues[3]; /* gpu_config.copy_queues: benchmarks only */
+	unsigned copy_queue_count;
+	bool want_copy_queues;
 	uint32_t timestamp_valid_bits;
 	VkSemaphore timeline;
 	uint64_t last_submitted; /* loop thread only */
