@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Session 39 run 3: did session 38's daemon changes cost throughput or p99? The daemon of
+# Session 39 run 3: copies on two queues at once (vkreduce-bench --pcie's queue rows); then, did session 38's daemon changes cost throughput or p99? The daemon of
 # ca1a5e1 (base: what S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against this
-# session's (new: 217a6ad), alternating, two rounds: 32 corked clients three times, then a
+# session's (new: the commit that added the copy queues to the bench), alternating, two rounds: 32 corked clients three times, then a
 # lone client, on one fresh daemon per build and round.
 # Usage: `. .gpu/env.sh; bash docs/data/session39/run3.sh $OUT` with .gpu/ and .exp/ carried.
 OUT=${1:?}; o=/tmp/r3; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for v in base new; do mkdir -p /tmp/$v; tar xJf .exp/s39$v.txz -C /tmp/$v; done
+# First, copies on queues of their own (new's bench): can two queues overlap the directions?
+timeout 120 /tmp/new/bench/vkreduce-bench --reduce-only --scan-only --pcie --reps 10 > $o/pcie.txt 2>&1
+echo "pcie rc=$?"; grep -E '^pcie (queue|host to host|host to device \+)' $o/pcie.txt
+tar czf $OUT/run3.tgz -C $o .
 for round in 1 2; do
   for v in base new; do
     b=/tmp/$v; sock=/tmp/vkr39-$v.sock; st=$(mktemp -d)
