@@ -498,6 +498,7 @@ static void print_kvlist(const vkr_kvlist *l, const char *skip_prefix)
  * daemon adds later is a counter unless listed here. */
 static const char *const prom_gauges[] = {
 	"connections", "regions", "region_bytes", "regions_imported", "memory_bytes", "users",
+	"connections_waiting_memory",
 };
 
 static bool prom_is_gauge(const char *key)
