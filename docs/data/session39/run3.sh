@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Session 39 run 3: copies on two queues at once (vkreduce-bench --pcie's queue rows); then, did session 38's daemon changes cost throughput or p99? The daemon of
-# ca1a5e1 (base: what S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against this
-# session's (new: the commit that added the copy queues to the bench), alternating, two rounds: 32 corked clients three times, then a
-# lone client, on one fresh daemon per build and round.
+# Session 39 run 3: copies on two queues at once (vkreduce-bench --pcie's queue rows); then,
+# did session 38's daemon changes cost throughput or p99? The daemon of ca1a5e1 (base: what
+# S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against this session's (new: the
+# commit that added the copy queues to the bench), alternating, two rounds, one fresh daemon
+# per build and round: 32 corked clients twice, then a lone client (cut from three times to
+# fit the device time left).
 # Usage: `. .gpu/env.sh; bash docs/data/session39/run3.sh $OUT` with .gpu/ and .exp/ carried.
 OUT=${1:?}; o=/tmp/r3; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -16,7 +18,7 @@ for round in 1 2; do
     b=/tmp/$v; sock=/tmp/vkr39-$v.sock; st=$(mktemp -d)
     LD_LIBRARY_PATH=$b/client:$LD_LIBRARY_PATH $b/daemon/vkreduced --socket $sock --state-dir $st 2> $o/daemon-$v-$round.log & pid=$!
     for _ in $(seq 600); do LD_LIBRARY_PATH=$b/client $b/client/vkreduce --socket $sock ping >/dev/null 2>&1 && break; sleep 0.05; done
-    for i in 1 2 3; do
+    for i in 1 2; do
       LD_LIBRARY_PATH=$b/client timeout 40 $b/bench/vkreduce-daemon-bench --socket $sock --no-latency --cork --clients 32 \
         > $o/tp-$v-$round-$i.txt 2>&1
       echo "$v r$round tp$i rc=$? $(grep -E '^\| 32 ' $o/tp-$v-$round-$i.txt)"
