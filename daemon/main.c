@@ -450,7 +450,7 @@ static void raise_fd_limit(const struct limits *limits)
 	}
 	if (nofile.rlim_cur != RLIM_INFINITY && nofile.rlim_cur < fds_needed)
 		log_warn("RLIMIT_NOFILE is %llu, below the %" PRIu64 " descriptors max_connections %" PRIu64
-			 " may need; connections beyond it wait until others close",
+			 " may need; connections beyond it are closed at once",
 			 (unsigned long long)nofile.rlim_cur, fds_needed, limits->max_connections);
 }
 

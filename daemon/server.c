@@ -23,7 +23,8 @@ struct server {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev;             /* identity of the socket file we created, so that shutdown */
 	ino_t ino;             /* never removes a successor's socket */
-	bool paused;           /* out of fds: accepting stops until a connection closes */
+	bool paused;           /* out of fds, no reserve: accepting stops until a connection closes */
+	int reserve_fd;        /* /dev/null, given up at EMFILE to refuse waiting peers (or -1) */
 	bool activated;        /* inherited from the service manager, which owns the socket file */
 };
 
@@ -57,6 +58,36 @@ static void on_closed_early(uv_handle_t *handle)
 	free(handle->data);
 }
 
+/* Out of file descriptors: gives up the reserve descriptor to accept each waiting peer and
+ * close it at once, then takes the reserve again (libuv's "EMFILE trick"). A peer then sees
+ * its connection closed and can say so, instead of waiting in the backlog for a descriptor
+ * that may never come. Returns false where there is no reserve to give up or it cannot be
+ * taken again; accepting then pauses until a connection closes. */
+static bool refuse_waiting_peers(struct server *s)
+{
+	unsigned refused = 0;
+
+	if (s->reserve_fd < 0)
+		return false;
+	close(s->reserve_fd);
+	for (;;) {
+		int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break;
+		}
+		close(fd);
+		refused++;
+	}
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	s->d->stats.connections_refused += refused;
+	if (refused && log_ratelimit_ok(&accept_rl))
+		log_warn("out of file descriptors: closed %u new connections at once (see LimitNOFILE, "
+			 "max_connections)", refused);
+	return s->reserve_fd >= 0;
+}
+
 static void on_accept(uv_poll_t *handle, int status, int events)
 {
 	struct server *s = handle->data;
@@ -78,8 +109,11 @@ static void on_accept(uv_poll_t *handle, int status, int events)
 				return;
 			if (log_ratelimit_ok(&accept_rl))
 				log_error("accept: %s", strerror(errno));
-			/* Out of fds: level-triggered polling would spin, so stop briefly. */
+			/* Out of fds: refuse the waiting peers with the reserve; without one,
+			 * level-triggered polling would spin, so stop until a connection closes. */
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				if ((errno == EMFILE || errno == ENFILE) && refuse_waiting_peers(s))
+					return;
 				uv_poll_stop(&s->poll);
 				s->paused = true;
 			}
@@ -179,6 +213,7 @@ int server_create(struct vkrd *d, const char *path, mode_t mode, struct server *
 		close(s->fd);
 		return r;
 	}
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	*out = s;
 	return 0;
 fail_unlink:
@@ -245,6 +280,7 @@ int server_adopt(struct vkrd *d, int fd, struct server **out, char *err, size_t 
 		uv_close((uv_handle_t *)&s->poll, on_closed_early);
 		return r;
 	}
+	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	*out = s;
 	return 0;
 }
@@ -259,6 +295,8 @@ static void on_closed(uv_handle_t *handle)
 	struct server *s = handle->data;
 
 	close(s->fd);
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
 	free(s);
 }
 

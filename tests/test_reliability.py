@@ -33,7 +33,7 @@ class Daemon:
     """A vkreduced on a temporary socket, world-connectable so that a child that dropped
     root can reach it."""
 
-    def __init__(self, flags, env=None):
+    def __init__(self, flags, env=None, preexec=None):
         self.tmp = tempfile.mkdtemp(prefix="vkr-rel-")
         os.chmod(self.tmp, 0o755)
         self.path = os.path.join(self.tmp, "vkreduce.sock")
@@ -42,7 +42,7 @@ class Daemon:
         full_env = dict(os.environ)
         full_env.update(env or {})
         self.proc = subprocess.Popen([DAEMON, "--socket", self.path, "--socket-mode", "0666"] + flags,
-                                     stderr=self.log, env=full_env)
+                                     stderr=self.log, env=full_env, preexec_fn=preexec)
         if not wait_for_socket(self.proc, self.path, 60):
             raise RuntimeError("daemon did not start (exit status %r)" % self.proc.poll())
 
@@ -405,6 +405,45 @@ def test_unfinished_messages():
     d.stop("unfinished")
 
 
+def test_out_of_fds():
+    # A daemon out of file descriptors closes new connections at once (a descriptor kept in
+    # reserve is given up to accept and close them), instead of leaving them in the listen
+    # backlog until some connection closes; once one does, connecting works again.
+    import resource
+
+    def few_fds():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    d = Daemon([], preexec=few_fds)
+    conns, refused = [], False
+    for _ in range(100):
+        c = Conn(d.path)
+        c.sock.settimeout(10)
+        try:
+            err, res = c.call("ping", [])
+        except (ConnectionError, OSError) as e:  # closed at once: EOF, reset or EPIPE
+            refused = not isinstance(e, socket.timeout)
+            c.close()
+            break
+        check(err is None and res == "pong", "out of fds: served connections answer")
+        conns.append(c)
+    check(refused, "out of fds: a connection beyond the descriptors is closed at once, not left waiting")
+    check(len(conns) >= 10, "out of fds: connections up to the limit are served (%d)" % len(conns))
+    s = conns[0].ok("stats", [])
+    check(s["connections_refused"] >= 1, "out of fds: counted as refused (%d)" % s["connections_refused"])
+    for c in conns[-3:]:
+        c.close()
+    del conns[-3:]
+    time.sleep(0.2)
+    c = Conn(d.path)
+    c.sock.settimeout(10)
+    check(c.call("ping", []) == (None, "pong"), "out of fds: connecting works again once connections close")
+    c.close()
+    for c in conns:
+        c.close()
+    d.stop("out-of-fds")
+
+
 def test_device_loss():
     d = Daemon([], env={"VKR_FAULT_SUBMIT_EVERY": "4"})
     c = Conn(d.path)
@@ -625,6 +664,7 @@ SCENARIOS = {
     "slow": test_slow_reader,
     "stalled": test_stalled_reader_makes_room,
     "unfinished": test_unfinished_messages,
+    "out_of_fds": test_out_of_fds,
     "device_loss": test_device_loss,
     "drain_lost": test_drain_after_lost_submit,
     "thread_restart": test_thread_restart,
