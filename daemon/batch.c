@@ -835,7 +835,7 @@ static void on_check(uv_check_t *handle)
 	conn_flush_dirty(d);
 	/* Memory freed in this turn (replies written, work done, connections closed) lets
 	 * connections that wait to receive a large message read again. */
-	conn_admit_waiting(d);
+	conn_admit_waiting(d, false);
 	/* Work can end here without a completion (a failed submit or placement, a lost device,
 	 * a client that closed with jobs queued): the drain must not wait for one. */
 	if (d->shutting_down && batch_idle(b) && d->on_idle)

@@ -182,6 +182,25 @@ static void release_unfinished(struct conn *conn)
 	conn->rx_charged = 0;
 }
 
+static void waiting_remove(struct conn *conn)
+{
+	struct vkrd *d = conn->d;
+	struct conn *prev = NULL;
+
+	for (struct conn *c = d->waiting_first; c; prev = c, c = c->waiting_next) {
+		if (c != conn)
+			continue;
+		if (prev)
+			prev->waiting_next = c->waiting_next;
+		else
+			d->waiting_first = c->waiting_next;
+		if (d->waiting_last == c)
+			d->waiting_last = prev;
+		break;
+	}
+	conn->waiting_next = NULL;
+}
+
 /* Checks the peer's credentials before anything is allocated for it. 0 or -errno. */
 static int admit(struct vkrd *d, int fd, struct access_peer *peer)
 {
@@ -330,6 +349,7 @@ void conn_close(struct conn *conn)
 	d->stats.memory_bytes -= conn->out_len - conn->out_off;
 	release_unfinished(conn);
 	if (conn->waiting_memory) {
+		waiting_remove(conn);
 		conn->waiting_memory = false;
 		d->stats.connections_waiting_memory--;
 	}
@@ -369,6 +389,9 @@ static void update_events(struct conn *conn)
 		events |= UV_READABLE;
 	if (conn->out_len > conn->out_off)
 		events |= UV_WRITABLE;
+	/* Unread while waiting for memory, a peer that goes away would not be noticed. */
+	if (conn->waiting_memory && !conn->waiting_rdhup)
+		events |= UV_DISCONNECT;
 	if (events == conn->events)
 		return;
 	conn->events = events;
@@ -417,7 +440,7 @@ bool conn_close_stalled(struct vkrd *d, const struct conn *except)
 			most = unsent;
 			sender = false;
 		}
-		if (c->rx_charged > most && !c->waiting_memory && now_ms - c->received_ms >= soft_ms) {
+		if (c->rx_charged > most && (c->events & UV_READABLE) && now_ms - c->received_ms >= soft_ms) {
 			stalled = c;
 			most = c->rx_charged;
 			sender = true;
@@ -438,37 +461,52 @@ bool conn_close_stalled(struct vkrd *d, const struct conn *except)
 	return true;
 }
 
-/* Grows the unfinished message's charge to need bytes, making room by closing stalled
- * connections where the budget is spent. Returns false, charging nothing, where it still
- * does not fit. */
-static bool charge_unfinished(struct conn *conn, uint64_t need)
+/* Grows the unfinished message's charge to need bytes, where make_room by closing stalled
+ * connections if the budget is spent. Returns false, charging nothing, where it still does
+ * not fit. */
+static bool charge_unfinished(struct conn *conn, uint64_t need, bool make_room)
 {
 	struct vkrd *d = conn->d;
 	uint64_t extra = need - conn->rx_charged;
 	bool spent = conn_memory_spent(d, extra, conn->rx_charged);
 
-	while (spent && conn_close_stalled(d, conn))
+	while (spent && make_room && conn_close_stalled(d, conn))
 		spent = conn_memory_spent(d, extra, conn->rx_charged);
 	if (spent)
 		return false;
 	d->stats.memory_bytes += extra;
 	conn->rx_charged = need;
+	conn->received_ms = uv_now(d->loop); /* stalled only from here on */
 	return true;
 }
 
 static void set_waiting_memory(struct conn *conn, bool waiting)
 {
+	struct vkrd *d = conn->d;
+
 	if (conn->waiting_memory == waiting)
 		return;
 	conn->waiting_memory = waiting;
-	if (waiting)
-		conn->d->stats.memory_waits++;
-	conn->d->stats.connections_waiting_memory += waiting ? 1 : (uint64_t)-1;
+	if (waiting) {
+		d->stats.memory_waits++;
+		d->stats.connections_waiting_memory++;
+		conn->waiting_next = NULL;
+		if (d->waiting_last)
+			d->waiting_last->waiting_next = conn;
+		else
+			d->waiting_first = conn;
+		d->waiting_last = conn;
+		d->memory_refused_at = d->stats.memory_bytes;
+	} else {
+		d->stats.connections_waiting_memory--;
+		waiting_remove(conn);
+		conn->waiting_rdhup = false;
+	}
 	update_events(conn);
-	/* Retried at every turn of the loop (conn_admit_waiting); the timer makes sure of a
-	 * turn each second, so that stalled holders are found once they have been stalled for
-	 * the soft time, even where nothing else happens. The output's soft timer, when it
-	 * runs, has the same callback. */
+	/* Retried at every turn of the loop where memory was freed (conn_admit_waiting); the
+	 * timer makes sure of a try each second, which closes stalled holders once they have
+	 * been stalled for the soft time, even where nothing else happens. The output's soft
+	 * timer, when it runs, has the same callback. */
 	if (!conn->soft_since_ns) {
 		if (waiting)
 			uv_timer_start(&conn->soft_timer, on_soft_timer, 1000, 1000);
@@ -477,15 +515,22 @@ static void set_waiting_memory(struct conn *conn, bool waiting)
 	}
 }
 
-static bool unfinished_fits(struct conn *conn);
-
-void conn_admit_waiting(struct vkrd *d)
+void conn_admit_waiting(struct vkrd *d, bool make_room)
 {
-	if (d->stats.connections_waiting_memory == 0)
+	struct conn *c;
+
+	if (!d->waiting_first || (!make_room && d->stats.memory_bytes >= d->memory_refused_at))
 		return;
-	for (struct conn *c = d->conns; c && d->stats.connections_waiting_memory > 0; c = c->next)
-		if (c->waiting_memory && !c->closing && unfinished_fits(c))
-			set_waiting_memory(c, false); /* the poll, level-triggered, reads what waits */
+	/* Oldest first, and none past one that does not fit, so that a large message is not
+	 * starved by smaller ones behind it. rx_wanted was known when it stopped: its buffer has
+	 * not changed since. */
+	while ((c = d->waiting_first)) {
+		if (!charge_unfinished(c, c->rx_wanted, make_room)) {
+			d->memory_refused_at = d->stats.memory_bytes;
+			return;
+		}
+		set_waiting_memory(c, false); /* the poll, level-triggered, reads what waits */
+	}
 }
 
 static void on_soft_timer(uv_timer_t *timer)
@@ -498,7 +543,7 @@ static void on_soft_timer(uv_timer_t *timer)
 	if (conn->soft_since_ns != 0)
 		close_slow(conn, "above output_soft_bytes for output_soft_seconds");
 	else if (conn->waiting_memory)
-		conn_admit_waiting(conn->d); /* each second: see set_waiting_memory */
+		conn_admit_waiting(conn->d, true); /* each second: see set_waiting_memory */
 }
 
 /* Redis's client output buffer limits: a reader that falls behind by more than the hard
@@ -680,12 +725,9 @@ static void process(struct conn *conn)
 
 		if (len == 0)
 			return;
-		/* All the bytes the charged message was known to need are here: it is complete
-		 * (and from here on charged by dispatch as a request, if at all), or on_readable
-		 * charges what more it turns out to need before reading on. */
-		if (conn->rx_charged && len >= conn->rx_charged)
-			release_unfinished(conn);
-		if (conn->nfds == 0 && (off = dispatch_fast_reduce(conn, data, len, conn->rx)) > 0) {
+		/* A charged (large) message goes the framed way, where its charge is released
+		 * once it is complete, just before dispatch charges its request. */
+		if (conn->nfds == 0 && conn->rx_charged == 0 && (off = dispatch_fast_reduce(conn, data, len, conn->rx)) > 0) {
 			conn->rx_off += off;
 			conn->msg_start += off;
 			continue;
@@ -713,6 +755,7 @@ static void process(struct conn *conn)
 			return;
 		}
 		conn->rx_off += (size_t)info.size;
+		release_unfinished(conn); /* its request is charged by dispatch, if at all */
 		/* Every fd that came with bytes of this message belongs to it (see PROTOCOL.md:
 		 * the fd travels in the same sendmsg as the request). */
 		end = conn->msg_start + info.size;
@@ -777,12 +820,6 @@ static uint64_t unfinished_need(const struct conn *conn)
 	return info.need;
 }
 
-static bool unfinished_fits(struct conn *conn)
-{
-	uint64_t need = unfinished_need(conn);
-	return need <= conn->rx_charged || charge_unfinished(conn, need);
-}
-
 static void on_readable(struct conn *conn)
 {
 	struct vkrd *d = conn->d;
@@ -803,7 +840,8 @@ static void on_readable(struct conn *conn)
 		 * memory budget has admitted it (or the connection waits, unread). */
 		uint64_t need = unfinished_need(conn);
 		size_t unparsed = conn->rx_len - conn->rx_off;
-		if (need > RX_CHUNK && need > conn->rx_charged && !charge_unfinished(conn, need)) {
+		if (need > RX_CHUNK && need > conn->rx_charged && !charge_unfinished(conn, need, true)) {
+			conn->rx_wanted = need;
 			set_waiting_memory(conn, true);
 			break;
 		}
@@ -850,6 +888,7 @@ static void on_readable(struct conn *conn)
 			log_debug("conn %" PRIu64 ": end of input, %" PRIu64 " requests in flight", conn->id,
 				  conn->requests_in_flight);
 			conn->read_eof = true;
+			release_unfinished(conn); /* an unfinished message can no longer complete */
 			break;
 		}
 		conn->rx_len += (size_t)n;
@@ -889,6 +928,17 @@ static void on_poll(uv_poll_t *handle, int status, int events)
 		log_debug("conn %" PRIu64 ": poll: %s", conn->id, uv_strerror(status));
 		conn_close(conn);
 		return;
+	}
+	if ((events & UV_DISCONNECT) && conn->waiting_memory) {
+		/* Closed for good (POLLHUP): nothing it sent can be answered. Only its sending side
+		 * shut: what it sent is still to be read once it fits; stop watching for this. */
+		struct pollfd hup = { .fd = conn->fd, .events = 0 };
+		if (poll(&hup, 1, 0) == 1 && (hup.revents & POLLHUP)) {
+			conn_close(conn);
+			return;
+		}
+		conn->waiting_rdhup = true;
+		update_events(conn);
 	}
 	uint64_t t0 = vkrd_now_ns();
 	struct vkrd *d = conn->d;

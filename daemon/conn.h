@@ -73,8 +73,11 @@ struct conn {
 	 * the charge goes when the message is complete (dispatch charges its request) or the
 	 * connection closes. While it does not fit, the connection is not read. */
 	uint64_t rx_charged;        /* bytes of the unfinished message charged */
-	uint64_t received_ms;       /* loop time (uv_now) bytes last arrived */
+	uint64_t received_ms;       /* loop time (uv_now) bytes last arrived, or reading resumed */
 	bool waiting_memory;        /* not read until rx_charged can grow (conn_admit_waiting) */
+	bool waiting_rdhup;         /* the peer shut its sending side while we waited */
+	uint64_t rx_wanted;         /* waiting: the charge the unfinished message needs */
+	struct conn *waiting_next;  /* borrowed: d->waiting_first list */
 	uint64_t msg_start;         /* stream offset of the first unparsed message */
 	struct {
 		int fd;             /* owned */
@@ -135,9 +138,11 @@ bool conn_memory_spent(const struct vkrd *d, uint64_t charged, uint64_t already)
  * output_pause_bytes) that took no reply for output_soft_seconds, and senders of an unfinished
  * message that sent nothing for output_soft_seconds. Returns whether it closed one. */
 bool conn_close_stalled(struct vkrd *d, const struct conn *except);
-/* Reads again the connections that stopped for memory (rx_charged could not grow), where
- * their messages now fit. Called at every turn of the loop. */
-void conn_admit_waiting(struct vkrd *d);
+/* Reads again the connections that stopped for memory (rx_charged could not grow), oldest
+ * first, as long as their messages fit. At every turn of the loop (make_room false: only
+ * where memory was freed since the last refusal) and each second from a waiting
+ * connection's timer (make_room true: closing stalled connections to make room). */
+void conn_admit_waiting(struct vkrd *d, bool make_room);
 /* Shutdown, once no work is left: reads and answers what the client has already sent,
  * stops reading, and closes the connection as soon as its replies are written (at once if
  * none are pending). */

@@ -31,6 +31,10 @@ struct vkrd {
 	struct stats stats;
 	struct conn *conns;     /* borrowed: open connections (conn.c keeps the list) */
 	struct conn *dirty;     /* borrowed: connections with replies to flush (conn.c) */
+	/* Connections not read until their large message fits max_memory_bytes, oldest first
+	 * (conn.c), and the budget in use when the oldest last did not fit. */
+	struct conn *waiting_first, *waiting_last;
+	uint64_t memory_refused_at;
 	uint64_t next_conn_id;
 	struct access access;   /* allow lists and per-uid totals (access.c) */
 	/* How gpu was created, to create it again after device loss (batch.c); borrowed, may

@@ -68,9 +68,13 @@ static bool refuse_waiting_peers(struct server *s)
 	unsigned refused = 0;
 
 	if (s->reserve_fd < 0)
+		s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC); /* lost at the last refusal */
+	if (s->reserve_fd < 0)
 		return false;
 	close(s->reserve_fd);
-	for (;;) {
+	/* At most as many as on_accept takes per turn; the poll, level-triggered, brings the
+	 * rest on the next turn. */
+	while (refused < 64) {
 		int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
