@@ -905,24 +905,11 @@ static int queue_copy_init(VkDevice dev, const struct gpu_copy_queue *on, const 
 	return 0;
 }
 
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Median wall time (ms) of the copies submitted together, each on its queue, until all
  * their fences signal. */
 static int time_queue_copies(VkDevice dev, struct queue_copy *const *qs, unsigned n, int reps, double *ms)
 {
-	double t[64];
+	uint64_t t[64];
 	if (reps > 64)
 		reps = 64;
 	for (int r = -1; r < reps; r++) { /* run -1 warms up */
@@ -932,7 +919,8 @@ static int time_queue_copies(VkDevice dev, struct queue_copy *const *qs, unsigne
 			if (vkResetFences(dev, 1, &fences[i]) != VK_SUCCESS)
 				return -EIO;
 		}
-		double t0 = now_ms();
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (unsigned i = 0; i < n; i++) {
 			const VkSubmitInfo si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
 						  .pCommandBuffers = &qs[i]->cb };
@@ -945,11 +933,12 @@ static int time_queue_copies(VkDevice dev, struct queue_copy *const *qs, unsigne
 			vkDeviceWaitIdle(dev); /* the caller frees the pools and fences next */
 			return -EIO;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (r >= 0)
-			t[r] = now_ms() - t0;
+			t[r] = (uint64_t)elapsed_ns(&t0, &t1);
 	}
-	qsort(t, (size_t)reps, sizeof(t[0]), cmp_double);
-	*ms = t[reps / 2];
+	qsort(t, (size_t)reps, sizeof(t[0]), cmp_u64);
+	*ms = (double)t[reps / 2] / 1e6;
 	return 0;
 }
 

@@ -178,6 +178,8 @@ static bool rx_reserve(struct conn *conn, size_t want)
 /* Takes an unfinished message's charge off the memory budget (complete, or discarded). */
 static void release_unfinished(struct conn *conn)
 {
+	if (conn->rx_charged == 0)
+		return; /* every small message: no write to the shared stats */
 	conn->d->stats.memory_bytes -= conn->rx_charged;
 	conn->rx_charged = 0;
 }
@@ -727,7 +729,8 @@ static void process(struct conn *conn)
 			return;
 		/* A charged (large) message goes the framed way, where its charge is released
 		 * once it is complete, just before dispatch charges its request. */
-		if (conn->nfds == 0 && conn->rx_charged == 0 && (off = dispatch_fast_reduce(conn, data, len, conn->rx)) > 0) {
+		if (conn->nfds == 0 && conn->rx_charged == 0 &&
+		    (off = dispatch_fast_reduce(conn, data, len, conn->rx)) > 0) {
 			conn->rx_off += off;
 			conn->msg_start += off;
 			continue;
