@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Session 39 run 3: copies on two queues at once (vkreduce-bench --pcie's queue rows); then,
+# Session 40 run 1 (session 39's run 3, which no machine was left for): copies on two queues at once (vkreduce-bench --pcie's queue rows); then,
 # did session 38's daemon changes cost throughput or p99? The daemon of ca1a5e1 (base: what
-# S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against this session's (new: the
-# commit that added the copy queues to the bench), alternating, two rounds, one fresh daemon
+# S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against session 39's last (new: 26d3687, the
+# commit after the copy queues joined the bench), alternating, two rounds, one fresh daemon
 # per build and round: 32 corked clients twice, then a lone client (cut from three times to
 # fit the device time left).
-# Usage: `. .gpu/env.sh; bash docs/data/session39/run3.sh $OUT` with .gpu/ and .exp/ carried.
-OUT=${1:?}; o=/tmp/r3; mkdir -p $o
+# Usage: `. .gpu/env.sh; bash docs/data/session40/run1.sh $OUT` with .gpu/ and .exp/ carried.
+OUT=${1:?}; o=/tmp/r1; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-for v in base new; do mkdir -p /tmp/$v; tar xJf .exp/s39$v.txz -C /tmp/$v; done
+for v in base new; do mkdir -p /tmp/$v; tar xJf .exp/s40$v.txz -C /tmp/$v; done
 # First, copies on queues of their own (new's bench): can two queues overlap the directions?
 timeout 120 /tmp/new/bench/vkreduce-bench --reduce-only --scan-only --pcie --reps 10 > $o/pcie.txt 2>&1
 echo "pcie rc=$?"; grep -E '^pcie (queue|host to host|host to device \+)' $o/pcie.txt
-tar czf $OUT/run3.tgz -C $o .
+tar czf $OUT/run1.tgz -C $o .
 for round in 1 2; do
   for v in base new; do
-    b=/tmp/$v; sock=/tmp/vkr39-$v.sock; st=$(mktemp -d)
+    b=/tmp/$v; sock=/tmp/vkr40-$v.sock; st=$(mktemp -d)
     LD_LIBRARY_PATH=$b/client:$LD_LIBRARY_PATH $b/daemon/vkreduced --socket $sock --state-dir $st 2> $o/daemon-$v-$round.log & pid=$!
     for _ in $(seq 600); do LD_LIBRARY_PATH=$b/client $b/client/vkreduce --socket $sock ping >/dev/null 2>&1 && break; sleep 0.05; done
     for i in 1 2; do
@@ -26,6 +26,6 @@ for round in 1 2; do
     LD_LIBRARY_PATH=$b/client timeout 40 $b/bench/vkreduce-daemon-bench --socket $sock --no-throughput > $o/lat-$v-$round.txt 2>&1
     echo "$v r$round lat rc=$? $(grep -A2 'p50' $o/lat-$v-$round.txt | tail -1)"
     kill $pid; wait $pid
-    tar czf $OUT/run3.tgz -C $o .
+    tar czf $OUT/run1.tgz -C $o .
   done
 done
