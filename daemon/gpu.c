@@ -1256,3 +1256,8 @@ VkDevice gpu_device(const struct gpu *gpu)
 {
 	return gpu->device;
 }
+
+struct gpu_copy_queue gpu_compute_queue(const struct gpu *gpu)
+{
+	return (struct gpu_copy_queue){ .queue = gpu->queue, .family = gpu->queue_family };
+}

@@ -227,6 +227,9 @@ struct gpu_copy_queue {
 };
 unsigned gpu_copy_queues(const struct gpu *gpu, struct gpu_copy_queue *out, unsigned max);
 VkDevice gpu_device(const struct gpu *gpu);
+/* The compute queue and its family, for benchmarks that submit to it with semaphores of
+ * their own; nothing else may submit meanwhile. */
+struct gpu_copy_queue gpu_compute_queue(const struct gpu *gpu);
 /* Records a full memory barrier between the two stages' accesses (compute/transfer/host),
  * e.g. transfer writes -> shader reads, or shader writes -> shader reads. */
 void gpu_cmd_barrier(struct gpu_cmd *cmd, VkPipelineStageFlags src_stage, VkAccessFlags src_access,

@@ -1165,7 +1165,12 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
 
 int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes)
 {
-	struct recorder rec = { .gpu = gpu, .cb = gpu_cmd_handle(cmd), .bound = VK_NULL_HANDLE };
+	return kern_record_copy_into(gpu, gpu_cmd_handle(cmd), src, dst, bytes);
+}
+
+int kern_record_copy_into(struct gpu *gpu, VkCommandBuffer cb, uint64_t src, uint64_t dst, uint64_t bytes)
+{
+	struct recorder rec = { .gpu = gpu, .cb = cb, .bound = VK_NULL_HANDLE };
 	struct {
 		uint32_t src[2], dst[2];
 		uint32_t vecs;

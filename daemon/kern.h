@@ -108,6 +108,9 @@ int kern_record(struct gpu *gpu, struct gpu_cmd *cmd, const struct kern_job *job
  * device addresses) by the shader cores, with the reduction's workgroup count. 0, or as
  * kern_record() when its pipeline cannot be built. */
 int kern_record_copy(struct gpu *gpu, struct gpu_cmd *cmd, uint64_t src, uint64_t dst, uint64_t bytes);
+/* As kern_record_copy(), into a command buffer of the caller's own (of the compute queue's
+ * family): the benchmark's pipelines over several queues. */
+int kern_record_copy_into(struct gpu *gpu, VkCommandBuffer cb, uint64_t src, uint64_t dst, uint64_t bytes);
 
 /* Records a read of bytes (a multiple of 16, < 2^36) at src by `groups` workgroups of 256
  * invocations, which write nothing but may write one 16-byte vector at scratch: the
