@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Session 40 run 1 (session 39's run 3, which no machine was left for): copies on two queues at once (vkreduce-bench --pcie's queue rows); then,
 # did session 38's daemon changes cost throughput or p99? The daemon of ca1a5e1 (base: what
-# S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against session 39's last (new: 26d3687, the
-# commit after the copy queues joined the bench), alternating, two rounds, one fresh daemon
+# S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against session 39's last (new: 27f048c, session 39's last plus
+# the staged pipeline on queues in the bench), alternating, two rounds, one fresh daemon
 # per build and round: 32 corked clients twice, then a lone client (cut from three times to
 # fit the device time left).
 # Usage: `. .gpu/env.sh; bash docs/data/session40/run1.sh $OUT` with .gpu/ and .exp/ carried.
@@ -10,8 +10,8 @@ OUT=${1:?}; o=/tmp/r1; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for v in base new; do mkdir -p /tmp/$v; tar xJf .exp/s40$v.txz -C /tmp/$v; done
 # First, copies on queues of their own (new's bench): can two queues overlap the directions?
-timeout 120 /tmp/new/bench/vkreduce-bench --reduce-only --scan-only --pcie --reps 10 > $o/pcie.txt 2>&1
-echo "pcie rc=$?"; grep -E '^pcie (queue|host to host|host to device \+)' $o/pcie.txt
+timeout 180 /tmp/new/bench/vkreduce-bench --reduce-only --scan-only --pcie --reps 10 > $o/pcie.txt 2>&1
+echo "pcie rc=$?"; grep -E '^pcie (queue|staged on|host to host|host to device \+)' $o/pcie.txt
 tar czf $OUT/run1.tgz -C $o .
 for round in 1 2; do
   for v in base new; do
