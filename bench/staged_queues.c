@@ -66,7 +66,7 @@ static int record_stage(struct gpu *gpu, const struct staged_queues_config *c, i
 		record_dma(cb, c->host_src, off, in, 0, len);
 	else if (s == STAGE_MID)
 		rc = kern_record_copy_into(gpu, cb, c->kernel_from_host ? c->host_src->address + off : in->address,
-					   out->address, len);
+					   c->kernel_to_host ? c->host_dst->address + off : out->address, len);
 	else
 		record_dma(cb, out, 0, c->host_dst, off, len);
 	if (vkEndCommandBuffer(cb) != VK_SUCCESS && rc == 0)
@@ -85,8 +85,8 @@ static int pipeline_init(struct gpu *gpu, const struct staged_queues_config *c, 
 	int rc = 0;
 	for (int s = 0; s < STAGES && rc == 0; s++) {
 		struct stage *st = &p->stages[s];
-		if (s == STAGE_UP && c->kernel_from_host)
-			continue; /* the kernel reads the host's memory itself */
+		if ((s == STAGE_UP && c->kernel_from_host) || (s == STAGE_DOWN && c->kernel_to_host))
+			continue; /* the kernel reads or writes the host's memory itself */
 		st->on = c->queues[s];
 		const VkCommandPoolCreateInfo pi = { .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
 						     .queueFamilyIndex = st->on.family };
@@ -134,7 +134,7 @@ static int pipeline_submit(struct pipeline *p, uint64_t base)
 			}
 			const struct stage *freeing = s == STAGE_UP ? &p->stages[STAGE_MID]
 						    : s == STAGE_MID ? &p->stages[STAGE_DOWN] : NULL;
-			if (freeing && i >= RING_DEPTH) {
+			if (freeing && freeing->pool && i >= RING_DEPTH) {
 				waits[nwait] = freeing->done;
 				wait_values[nwait++] = base + i + 1 - RING_DEPTH;
 			}
@@ -166,7 +166,7 @@ static int pipeline_submit(struct pipeline *p, uint64_t base)
 	const VkSemaphoreWaitInfo wi = {
 		.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
 		.semaphoreCount = 1,
-		.pSemaphores = &p->stages[STAGE_DOWN].done,
+		.pSemaphores = &p->stages[p->stages[STAGE_DOWN].pool ? STAGE_DOWN : STAGE_MID].done,
 		.pValues = &(uint64_t){ base + p->chunks },
 	};
 	return vkWaitSemaphores(p->dev, &wi, UINT64_C(30000000000)) == VK_SUCCESS ? 0 : -EIO;
@@ -182,7 +182,7 @@ int staged_queues_time(struct gpu *gpu, const struct staged_queues_config *c, in
 {
 	struct pipeline p;
 	uint64_t t[64];
-	if (c->chunk == 0 || c->bytes == 0 || c->chunk % 16 || reps < 1)
+	if (c->chunk == 0 || c->bytes == 0 || c->chunk % 16 || reps < 1 || (c->kernel_from_host && c->kernel_to_host))
 		return -EINVAL;
 	if (reps > 64)
 		reps = 64;

@@ -15,6 +15,7 @@ struct staged_queues_config {
 	 * (the compute family), queues[2] copies down; two stages may share a queue */
 	struct gpu_copy_queue queues[3];
 	bool kernel_from_host; /* the kernel reads host_src itself: no copy up */
+	bool kernel_to_host;   /* the kernel writes host_dst itself: no copy down (not both) */
 	const struct gpu_buffer *host_src, *host_dst;
 	const struct gpu_buffer *ring[6]; /* 3 slots in, 3 out, device memory of >= chunk bytes */
 	uint64_t bytes, chunk;            /* multiples of 16 */

@@ -829,10 +829,10 @@ static uint64_t staged_chunk(size_t k, uint64_t bytes)
 }
 
 /* The staged pipeline with its stages on queues of their own (staged_queues.c): copies up
- * on a transfer-only queue, the kernel on the compute queue, copies down on a second
- * transfer-only queue (or the kernel reading the host's memory itself and one transfer-only
- * queue copying down). Where the device has no such queues (lavapipe) every stage runs on
- * the compute queue, which checks the semaphores' logic, not the overlap. */
+ * on a transfer-only queue T0, the kernel on the compute queue, copies down on a second one
+ * T1; or the kernel reading (writing) the host's memory itself, and T0 copying down (up).
+ * Where the device has one transfer-only queue, T1 is T0; where it has none (lavapipe), every
+ * stage runs on the compute queue, which checks the semaphores' logic, not the overlap. */
 static int measure_staged_queues(struct gpu *gpu, const struct options *o, struct gpu_buffer *host_src,
 				 struct gpu_buffer *host_dst, struct gpu_buffer *ring, uint64_t bytes)
 {
@@ -841,27 +841,26 @@ static int measure_staged_queues(struct gpu *gpu, const struct options *o, struc
 	for (unsigned i = 0; i < count; i++)
 		if (extra[i].transfer_only && transfers < 2)
 			transfer[transfers++] = extra[i];
-	struct staged_variant_queues {
+	/* T0 and T1: the transfer-only queues, or the compute queue where there are none */
+	struct gpu_copy_queue t0 = transfers ? transfer[0] : main_q, t1 = transfers == 2 ? transfer[1] : t0;
+	const char *where = transfers == 2 ? "" : transfers ? " (T1 = T0)" : " (one queue)";
+	const struct staged_variant_queues {
 		const char *name;
-		bool kernel_from_host;
+		bool kernel_from_host, kernel_to_host;
 		struct gpu_copy_queue up, down;
-	} variants[2];
-	int nvariants = 0;
-	if (transfers == 2)
-		variants[nvariants++] = (struct staged_variant_queues){ "dma up on T0, kernel, dma down on T1", false,
-								transfer[0], transfer[1] };
-	if (transfers >= 1)
-		variants[nvariants++] = (struct staged_variant_queues){ "kernel from host, dma down on T0", true,
-								transfer[0], transfer[0] };
-	if (transfers == 0)
-		variants[nvariants++] = (struct staged_variant_queues){ "dma up, kernel, dma down (one queue)", false,
-								main_q, main_q };
+	} variants[] = {
+		{ "dma up on T0, kernel, dma down on T1", false, false, t0, t1 },
+		{ "kernel from host, dma down on T0", true, false, t0, t0 },
+		{ "dma up on T0, kernel to host", false, true, t0, t0 },
+	};
+	const int nvariants = (int)(sizeof(variants) / sizeof(variants[0]));
 	int rc = 0;
 	for (int v = 0; v < nvariants && rc == 0; v++) {
 		for (size_t k = 0; k < STAGED_CHUNK_SIZES && rc == 0; k++) {
 			struct staged_queues_config c = {
 				.queues = { variants[v].up, main_q, variants[v].down },
 				.kernel_from_host = variants[v].kernel_from_host,
+				.kernel_to_host = variants[v].kernel_to_host,
 				.host_src = host_src, .host_dst = host_dst,
 				.ring = { &ring[0], &ring[1], &ring[2], &ring[3], &ring[4], &ring[5] },
 				.bytes = bytes, .chunk = staged_chunk(k, bytes),
@@ -881,9 +880,10 @@ static int measure_staged_queues(struct gpu *gpu, const struct options *o, struc
 			/* Across queue families the buffers' contents are undefined without ownership
 			 * transfers (the prototype has none), so a difference there is reported, not
 			 * fatal; within one family it is a bug. */
-			printf("pcie staged on queues: %-40s chunks of %3llu MiB, %llu MiB: %9.3f ms %6.1f GB/s each way%s\n",
-			       variants[v].name, (unsigned long long)(c.chunk >> 20), (unsigned long long)(bytes >> 20),
-			       ms, (double)bytes / (ms * 1e6), right ? "" : " (OUTPUT DIFFERS)");
+			printf("pcie staged on queues: %s%s, chunks of %llu MiB, %llu MiB: %9.3f ms %6.1f GB/s each way%s\n",
+			       variants[v].name, where, (unsigned long long)(c.chunk >> 20),
+			       (unsigned long long)(bytes >> 20), ms, (double)bytes / (ms * 1e6),
+			       right ? "" : " (OUTPUT DIFFERS)");
 			if (!right && one_family) {
 				fprintf(stderr, "vkreduce-bench: WRONG RESULT: the staged copy on queues differs\n");
 				rc = -EPROTO;
