@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 40 run 1 (session 39's run 3, which no machine was left for): copies on two queues at once (vkreduce-bench --pcie's queue rows); then,
 # did session 38's daemon changes cost throughput or p99? The daemon of ca1a5e1 (base: what
-# S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against session 39's last (new: 27f048c, session 39's last plus
+# S38-4 measured on an H200, 2.10 M req/s, p99 0.71 ms) against session 39's last (new: a8d2a98, session 39's last plus
 # the staged pipeline on queues in the bench), alternating, two rounds, one fresh daemon
 # per build and round: 32 corked clients twice, then a lone client (cut from three times to
 # fit the device time left).
