@@ -29,3 +29,14 @@ for round in 1 2; do
     tar czf $OUT/run1.tgz -C $o .
   done
 done
+# Last, torch's in-process x.sum().item() beside the lone client, and f64 min at 2^24 three
+# times (0.949 of read on the H200 in S38-3, 0.96-0.98 on S39's H100).
+timeout 120 python3 bench/torch_bench.py --latency --kinds reduce --dtypes f32 --min-log2 10 --max-log2 10 --reps 20 \
+  > $o/torch-latency.txt 2>&1
+echo "torch rc=$?"; grep -E 'item' $o/torch-latency.txt
+for i in 1 2 3; do
+  timeout 100 /tmp/new/bench/vkreduce-bench --reduce-only --ops sum,min,max --dtypes f64,i64 --min-log2 24 \
+    --max-log2 24 --reps 50 --csv $o/minmax-$i.csv > $o/minmax-$i.txt 2>&1
+  echo "minmax $i rc=$? $(grep -c WRONG $o/minmax-$i.txt) wrong"; grep -E '^reduce ' $o/minmax-$i.txt
+done
+tar czf $OUT/run1.tgz -C $o .
