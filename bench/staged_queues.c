@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_timing.h"
 #include "kern.h"
 
 enum { STAGE_UP, STAGE_MID, STAGE_DOWN, STAGES };
@@ -172,12 +173,6 @@ static int pipeline_submit(struct pipeline *p, uint64_t base)
 	return vkWaitSemaphores(p->dev, &wi, UINT64_C(30000000000)) == VK_SUCCESS ? 0 : -EIO;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 int staged_queues_time(struct gpu *gpu, const struct staged_queues_config *c, int reps, double *ms)
 {
 	struct pipeline p;
@@ -193,7 +188,7 @@ int staged_queues_time(struct gpu *gpu, const struct staged_queues_config *c, in
 		rc = pipeline_submit(&p, (uint64_t)(r + 1) * (p.chunks + 1));
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (r >= 0)
-			t[r] = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+			t[r] = (uint64_t)elapsed_ns(&t0, &t1);
 	}
 	if (rc == 0) {
 		qsort(t, (size_t)reps, sizeof(t[0]), cmp_u64);
