@@ -64,12 +64,18 @@ int time_median(struct gpu *gpu, int reps, record_fn rec, void *ctx, double *us)
 	return rc;
 }
 
+void record_dma(VkCommandBuffer cb, const struct gpu_buffer *src, uint64_t src_offset,
+		const struct gpu_buffer *dst, uint64_t dst_offset, uint64_t bytes)
+{
+	const VkBufferCopy region = { .srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes };
+	vkCmdCopyBuffer(cb, src->handle, dst->handle, 1, &region);
+}
+
 int record_copy(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	(void)gpu;
 	struct copy_ctx *c = ctx;
-	const VkBufferCopy region = { .srcOffset = 0, .dstOffset = c->dst_offset, .size = c->bytes };
-	vkCmdCopyBuffer(gpu_cmd_handle(cmd), c->src->handle, c->dst->handle, 1, &region);
+	record_dma(gpu_cmd_handle(cmd), c->src, 0, c->dst, c->dst_offset, c->bytes);
 	return 0;
 }
 

@@ -32,6 +32,11 @@ int time_once(struct gpu *gpu, record_fn rec, void *ctx, uint64_t *ns);
 /* The median of reps runs in *us, after one untimed run that pays for caches and clocks. */
 int time_median(struct gpu *gpu, int reps, record_fn rec, void *ctx, double *us);
 
+/* Records a copy of bytes from src at src_offset to dst at dst_offset by the copy engine
+ * (vkCmdCopyBuffer) into any command buffer: the series', the staged pipelines'. */
+void record_dma(VkCommandBuffer cb, const struct gpu_buffer *src, uint64_t src_offset,
+		const struct gpu_buffer *dst, uint64_t dst_offset, uint64_t bytes);
+
 /* A struct copy_ctx by the copy engine (vkCmdCopyBuffer), the figure shown beside the kernel's. */
 int record_copy(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx);
 

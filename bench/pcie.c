@@ -53,13 +53,6 @@ struct staged_ctx {
 	uint64_t bytes, chunk;
 };
 
-static void record_dma(struct gpu_cmd *cmd, struct gpu_buffer *src, uint64_t src_offset,
-		       struct gpu_buffer *dst, uint64_t dst_offset, uint64_t bytes)
-{
-	const VkBufferCopy region = { .srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes };
-	vkCmdCopyBuffer(gpu_cmd_handle(cmd), src->handle, dst->handle, 1, &region);
-}
-
 static int record_staged(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	struct staged_ctx *c = ctx;
@@ -78,7 +71,7 @@ static int record_staged(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 		uint64_t mid = up_by_dma ? step - 1 : step, down = mid - 1;
 		if (up_by_dma && step < chunks) {
 			uint64_t off = step * c->chunk, len = c->bytes - off < c->chunk ? c->bytes - off : c->chunk;
-			record_dma(cmd, c->host_src, off, c->ring_in[step & 1], 0, len);
+			record_dma(gpu_cmd_handle(cmd), c->host_src, off, c->ring_in[step & 1], 0, len);
 		}
 		if (mid < chunks) {
 			uint64_t off = mid * c->chunk, len = c->bytes - off < c->chunk ? c->bytes - off : c->chunk;
@@ -90,7 +83,7 @@ static int record_staged(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 		}
 		if (down_by_dma && down < chunks && rc == 0) {
 			uint64_t off = down * c->chunk, len = c->bytes - off < c->chunk ? c->bytes - off : c->chunk;
-			record_dma(cmd, c->ring_out[down & 1], 0, c->host_dst, off, len);
+			record_dma(gpu_cmd_handle(cmd), c->ring_out[down & 1], 0, c->host_dst, off, len);
 		}
 	}
 	if (rc < 0)

@@ -47,13 +47,6 @@ static void pipeline_finish(struct pipeline *p)
 	memset(p->stages, 0, sizeof(p->stages));
 }
 
-static void record_dma(VkCommandBuffer cb, const struct gpu_buffer *src, uint64_t src_offset,
-		       const struct gpu_buffer *dst, uint64_t dst_offset, uint64_t bytes)
-{
-	const VkBufferCopy region = { .srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes };
-	vkCmdCopyBuffer(cb, src->handle, dst->handle, 1, &region);
-}
-
 static int record_stage(struct gpu *gpu, const struct staged_queues_config *c, int s, uint64_t i,
 			VkCommandBuffer cb)
 {
