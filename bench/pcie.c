@@ -372,7 +372,7 @@ static int measure_copy_queues(struct gpu *gpu, int reps, struct gpu_buffer *hos
  * scan of an imported region does), one direction at a time and both at once (host RAM to
  * host RAM: every byte crosses the bus twice, once each way, as in a scan from one region
  * into another). GB/s are per direction. */
-int pcie_measure(struct gpu *gpu, int reps, int max_log2)
+int pcie_measure(struct gpu *gpu, int reps, int max_log2, bool ceilings_only)
 {
 	/* as measure_copy() in vkreduce_bench.c */
 	uint64_t bytes = chunk_bytes_for(gpu, ((uint64_t)1 << max_log2) * 4);
@@ -431,9 +431,9 @@ int pcie_measure(struct gpu *gpu, int reps, int max_log2)
 			       kernel_us, (double)bytes / (kernel_us * 1e3), dma_us,
 			       (double)bytes / (dma_us * 1e3));
 	}
-	if (rc == 0)
+	if (rc == 0 && !ceilings_only)
 		rc = measure_staged(gpu, reps, &host_a, &host_b, bytes);
-	if (rc == 0)
+	if (rc == 0 && !ceilings_only)
 		rc = measure_copy_queues(gpu, reps, &host_a, &host_b, &dev, &dev_b, bytes);
 	gpu_buffer_destroy(gpu, &dev_b);
 	gpu_buffer_destroy(gpu, &host_a);

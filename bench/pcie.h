@@ -7,13 +7,16 @@
 #ifndef VKREDUCE_BENCH_PCIE_H
 #define VKREDUCE_BENCH_PCIE_H
 
+#include <stdbool.h>
+
 #include "gpu.h"
 
 /* Prints every --pcie figure, each the median of reps runs, the copies moving 2^max_log2 x 4
  * bytes (at most one buffer, as the series' copy reference). Warms up with warm_up(), so the
  * warm buffers must exist (warm_buffers_create()); times the queues of gpu_config.copy_queues
  * (fewer than two: says so, not timed). 0, or -errno (-EPROTO where a staged copy came out
- * wrong). */
-int pcie_measure(struct gpu *gpu, int reps, int max_log2);
+ * wrong). ceilings_only: the copies on one queue alone (each direction, both at once as one
+ * transfer and as two), without the staged pipelines and the queues. */
+int pcie_measure(struct gpu *gpu, int reps, int max_log2, bool ceilings_only);
 
 #endif

@@ -3,8 +3,8 @@
  * queries, beside the device's own copy bandwidth measured in the same run.
  *
  *   vkreduce-bench [--all] [--ops sum,min,...] [--dtypes f32,...] [--min-log2 K]
- *                  [--max-log2 K] [--reps N] [--csv FILE] [--scan-only|--reduce-only] [--pcie]
- *                  [--exclusive] [--times]
+ *                  [--max-log2 K] [--reps N] [--csv FILE] [--scan-only|--reduce-only]
+ *                  [--pcie | --pcie-ceilings] [--exclusive] [--times]
  *
  * Each figure is the median of --reps runs of one job alone in its command buffer (the
  * time between the command buffer's first and last timestamp). Bandwidth counts the bytes
@@ -44,6 +44,7 @@ struct options {
 	int reps;
 	bool reduce, scan;
 	bool pcie;
+	bool pcie_ceilings_only; /* --pcie-ceilings: the ceilings' rows alone */
 	bool times;
 	bool exclusive; /* scans: exclusive rather than inclusive */
 	const char *csv;
@@ -75,6 +76,9 @@ static void usage(FILE *f)
 		"                      its copies on transfer-only queues of their own (on the compute\n"
 		"                      queue where the device has none); and copies on queues of their\n"
 		"                      own, alone and an up/down pair submitted together\n"
+		"  --pcie-ceilings     as --pcie, but only the copies on one queue (each direction,\n"
+		"                      both at once as one transfer and as two): a few seconds, for\n"
+		"                      sweeps of the copy kernel's workgroups (VKR_REDUCE_WORKGROUPS)\n"
 		"  --csv FILE          also write the table as CSV\n"
 		"  --times             end each row with the local time its series finished, in\n"
 		"                      nvidia-smi's format (to line the rows up with a log of clocks)\n"
@@ -597,6 +601,7 @@ int main(int argc, char **argv)
 		{ "scan-only", no_argument, NULL, 'S' },
 		{ "exclusive", no_argument, NULL, 'X' },
 		{ "pcie", no_argument, NULL, 'P' },
+		{ "pcie-ceilings", no_argument, NULL, 'C' },
 		{ "times", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -621,6 +626,7 @@ int main(int argc, char **argv)
 		case 'S': o.reduce = false; break;
 		case 'X': o.exclusive = true; break;
 		case 'P': o.pcie = true; break;
+		case 'C': o.pcie = o.pcie_ceilings_only = true; break;
 		case 'T': o.times = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -631,7 +637,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	print_times = o.times;
-	struct gpu_config config = { .verbose = true, .copy_queues = o.pcie };
+	struct gpu_config config = { .verbose = true, .copy_queues = o.pcie && !o.pcie_ceilings_only };
 	struct gpu *gpu;
 	char err[512];
 	if (gpu_create(&config, &gpu, err, sizeof(err)) < 0) {
@@ -717,7 +723,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = measure_copy(gpu, &o, &copy_gbs);
 	if (rc == 0 && o.pcie)
-		rc = pcie_measure(gpu, o.reps, o.max_log2);
+		rc = pcie_measure(gpu, o.reps, o.max_log2, o.pcie_ceilings_only);
 	struct series_buffers sb = { 0 };
 	bool series = o.reduce || o.scan;
 	if (rc == 0 && series)
