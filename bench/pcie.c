@@ -1,9 +1,10 @@
 /*
  * pcie.c: vkreduce-bench's --pcie measurements. The bus between host RAM and the device bounds
  * every request on shared memory; these figures are its ceilings: copies each way and both at
- * once, by the copy engine and by the copy kernel, a scan staged through device memory in
- * chunks (the copy kernel standing in for the scan), on one queue and on queues of their own
- * (staged_queues.c), and plain copies on queues of their own. GB/s are per direction.
+ * once, by the copy engine and by the copy kernel; the scan of host memory in place (what the
+ * daemon runs on shared memory); a scan staged through device memory in chunks (the copy
+ * kernel standing in for the scan), on one queue and on queues of their own
+ * (staged_queues.c); and plain copies on queues of their own. GB/s are per direction.
  */
 #include "pcie.h"
 
@@ -105,6 +106,66 @@ static bool matches_pattern(const void *map, uint64_t bytes)
 		if (words[i] != staged_pattern(i))
 			return false;
 	return true;
+}
+
+/* The scan of host memory in place, as the daemon runs it on shared memory (kern_job.host_memory:
+ * single pass, whole tiles over the bus): a u32 sum from host_src into host_dst, its kernel
+ * time from timestamps, set beside one host-to-host copy (every byte crosses the bus once each
+ * way), so that the scan's own distance from that ceiling shows apart from the daemon's path.
+ * Every output is checked. */
+static int record_host_scan(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
+{
+	int rc = kern_record(gpu, cmd, ctx, 1);
+	if (rc < 0)
+		fprintf(stderr, "vkreduce-bench: could not record the scan of host memory: %s\n", strerror(-rc));
+	return rc;
+}
+
+static int measure_host_scan(struct gpu *gpu, int reps, struct gpu_buffer *host_src, struct gpu_buffer *host_dst,
+			     uint64_t bytes)
+{
+	uint32_t *words = host_src->map;
+	for (uint64_t i = 0; i < bytes / 4; i++)
+		words[i] = staged_pattern(i);
+	struct kern_job job = {
+		.kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_U32, .n = bytes / 4,
+		.src = host_src->address, .dst = host_dst->address, .host_memory = true,
+	};
+	char msg[256];
+	int rc = kern_validate(gpu, &job, msg, sizeof(msg));
+	if (rc < 0) {
+		fprintf(stderr, "vkreduce-bench: the scan of host memory: %s\n", msg);
+		return rc;
+	}
+	struct gpu_buffer scratch = { 0 };
+	uint64_t scratch_bytes = kern_scratch_bytes(gpu, &job);
+	if (scratch_bytes > 0)
+		rc = gpu_buffer_create(gpu, scratch_bytes, GPU_MEMORY_DEVICE, &scratch);
+	job.scratch = scratch.address;
+	double us = 0;
+	if (rc == 0)
+		rc = warm_up(gpu);
+	if (rc == 0)
+		rc = time_median(gpu, reps, record_host_scan, &job, &us);
+	if (rc == 0) {
+		const uint32_t *out = host_dst->map;
+		uint32_t sum = 0;
+		uint64_t wrong = 0;
+		for (uint64_t i = 0; i < bytes / 4; i++) {
+			sum += staged_pattern(i);
+			wrong += out[i] != sum;
+		}
+		printf("pcie %-40s %llu MiB: scan kernel %9.2f us %6.1f GB/s each way%s\n",
+		       "scan of host memory in place (u32 sum)", (unsigned long long)(bytes >> 20), us,
+		       (double)bytes / (us * 1e3), wrong ? ", WRONG" : "");
+		if (wrong) {
+			fprintf(stderr, "vkreduce-bench: the scan of host memory: %llu of %llu outputs wrong\n",
+				(unsigned long long)wrong, (unsigned long long)(bytes / 4));
+			rc = -EPROTO;
+		}
+	}
+	gpu_buffer_destroy(gpu, &scratch);
+	return rc;
 }
 
 #define STAGED_CHUNK_SIZES 3
@@ -431,6 +492,8 @@ int pcie_measure(struct gpu *gpu, int reps, int max_log2, bool ceilings_only)
 			       kernel_us, (double)bytes / (kernel_us * 1e3), dma_us,
 			       (double)bytes / (dma_us * 1e3));
 	}
+	if (rc == 0)
+		rc = measure_host_scan(gpu, reps, &host_a, &host_b, bytes);
 	if (rc == 0 && !ceilings_only)
 		rc = measure_staged(gpu, reps, &host_a, &host_b, bytes);
 	if (rc == 0 && !ceilings_only)
