@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_timing.h"
 #include "kern.h"
@@ -121,8 +123,8 @@ static int record_host_scan(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 	return rc;
 }
 
-static int measure_host_scan(struct gpu *gpu, int reps, struct gpu_buffer *host_src, struct gpu_buffer *host_dst,
-			     uint64_t bytes)
+static int measure_host_scan(struct gpu *gpu, int reps, const char *what, struct gpu_buffer *host_src,
+			     struct gpu_buffer *host_dst, uint64_t bytes)
 {
 	uint32_t *words = host_src->map;
 	for (uint64_t i = 0; i < bytes / 4; i++)
@@ -156,15 +158,58 @@ static int measure_host_scan(struct gpu *gpu, int reps, struct gpu_buffer *host_
 			wrong += out[i] != sum;
 		}
 		printf("pcie %-40s %llu MiB: scan kernel %9.2f us %6.1f GB/s each way%s\n",
-		       "scan of host memory in place (u32 sum)", (unsigned long long)(bytes >> 20), us,
+		       what, (unsigned long long)(bytes >> 20), us,
 		       (double)bytes / (us * 1e3), wrong ? ", WRONG" : "");
 		if (wrong) {
-			fprintf(stderr, "vkreduce-bench: the scan of host memory: %llu of %llu outputs wrong\n",
+			fprintf(stderr, "vkreduce-bench: %s: %llu of %llu outputs wrong\n", what,
 				(unsigned long long)wrong, (unsigned long long)(bytes / 4));
 			rc = -EPROTO;
 		}
 	}
 	gpu_buffer_destroy(gpu, &scratch);
+	return rc;
+}
+
+/* The same scan between pages of the process's own, imported as the daemon imports a client's
+ * shared memory (a memfd's pages, 4 KiB each, VK_EXT_external_memory_host), where the device
+ * can import: does the GPU reach pages it did not allocate as fast as its own host memory? */
+static int measure_imported_scan(struct gpu *gpu, int reps, uint64_t bytes)
+{
+	const struct gpu_info *info = gpu_get_info(gpu);
+	if (!info->host_import || bytes % info->host_import_alignment != 0) {
+		printf("pcie scan of imported pages: not timed (the device imports no host memory)\n");
+		return 0;
+	}
+	void *pages[2] = { MAP_FAILED, MAP_FAILED };
+	struct gpu_buffer buffers[2] = { { 0 }, { 0 } };
+	int rc = 0;
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		int fd = memfd_create("vkreduce-bench", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, (off_t)bytes) < 0) {
+			rc = -errno;
+		} else {
+			pages[i] = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (pages[i] == MAP_FAILED)
+				rc = -errno;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (rc == 0)
+			rc = gpu_buffer_import_host(gpu, pages[i], bytes, &buffers[i]);
+	}
+	if (rc == 0) {
+		buffers[0].map = pages[0]; /* measure_host_scan writes and checks through map */
+		buffers[1].map = pages[1];
+		rc = measure_host_scan(gpu, reps, "scan of imported pages (u32 sum)", &buffers[0],
+				       &buffers[1], bytes);
+	} else {
+		fprintf(stderr, "vkreduce-bench: the scan of imported pages: %s\n", strerror(-rc));
+	}
+	for (int i = 0; i < 2; i++) {
+		gpu_buffer_destroy(gpu, &buffers[i]);
+		if (pages[i] != MAP_FAILED)
+			munmap(pages[i], bytes);
+	}
 	return rc;
 }
 
@@ -493,7 +538,9 @@ int pcie_measure(struct gpu *gpu, int reps, int max_log2, bool ceilings_only)
 			       (double)bytes / (dma_us * 1e3));
 	}
 	if (rc == 0)
-		rc = measure_host_scan(gpu, reps, &host_a, &host_b, bytes);
+		rc = measure_host_scan(gpu, reps, "scan of host memory in place (u32 sum)", &host_a, &host_b, bytes);
+	if (rc == 0)
+		rc = measure_imported_scan(gpu, reps, bytes);
 	if (rc == 0 && !ceilings_only)
 		rc = measure_staged(gpu, reps, &host_a, &host_b, bytes);
 	if (rc == 0 && !ceilings_only)
