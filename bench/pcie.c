@@ -123,14 +123,16 @@ static int record_host_scan(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 	return rc;
 }
 
-static int measure_host_scan(struct gpu *gpu, int reps, const char *what, struct gpu_buffer *host_src,
-			     struct gpu_buffer *host_dst, uint64_t bytes)
+static int measure_host_scan(struct gpu *gpu, int reps, const char *what, vkr_dtype dtype,
+			     struct gpu_buffer *host_src, struct gpu_buffer *host_dst, uint64_t bytes)
 {
+	/* u32: the pattern, whose sums are exact; f32 (the shm bench's dtype, which may run
+	 * another pipeline): zeros, so that every output is exactly zero */
 	uint32_t *words = host_src->map;
 	for (uint64_t i = 0; i < bytes / 4; i++)
-		words[i] = staged_pattern(i);
+		words[i] = dtype == VKR_DTYPE_U32 ? staged_pattern(i) : 0;
 	struct kern_job job = {
-		.kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = VKR_DTYPE_U32, .n = bytes / 4,
+		.kind = KERN_SCAN, .op = VKR_OP_SUM, .dtype = dtype, .n = bytes / 4,
 		.src = host_src->address, .dst = host_dst->address, .host_memory = true,
 	};
 	char msg[256];
@@ -154,7 +156,7 @@ static int measure_host_scan(struct gpu *gpu, int reps, const char *what, struct
 		uint32_t sum = 0;
 		uint64_t wrong = 0;
 		for (uint64_t i = 0; i < bytes / 4; i++) {
-			sum += staged_pattern(i);
+			sum += dtype == VKR_DTYPE_U32 ? staged_pattern(i) : 0;
 			wrong += out[i] != sum;
 		}
 		printf("pcie %-40s %llu MiB: scan kernel %9.2f us %6.1f GB/s each way%s\n",
@@ -200,7 +202,7 @@ static int measure_imported_scan(struct gpu *gpu, int reps, uint64_t bytes)
 	if (rc == 0) {
 		buffers[0].map = pages[0]; /* measure_host_scan writes and checks through map */
 		buffers[1].map = pages[1];
-		rc = measure_host_scan(gpu, reps, "scan of imported pages (u32 sum)", &buffers[0],
+		rc = measure_host_scan(gpu, reps, "scan of imported pages (u32 sum)", VKR_DTYPE_U32, &buffers[0],
 				       &buffers[1], bytes);
 	} else {
 		fprintf(stderr, "vkreduce-bench: the scan of imported pages: %s\n", strerror(-rc));
@@ -538,7 +540,11 @@ int pcie_measure(struct gpu *gpu, int reps, int max_log2, bool ceilings_only)
 			       (double)bytes / (dma_us * 1e3));
 	}
 	if (rc == 0)
-		rc = measure_host_scan(gpu, reps, "scan of host memory in place (u32 sum)", &host_a, &host_b, bytes);
+		rc = measure_host_scan(gpu, reps, "scan of host memory in place (u32 sum)", VKR_DTYPE_U32, &host_a,
+				       &host_b, bytes);
+	if (rc == 0)
+		rc = measure_host_scan(gpu, reps, "scan of host memory in place (f32 sum)", VKR_DTYPE_F32, &host_a,
+				       &host_b, bytes);
 	if (rc == 0)
 		rc = measure_imported_scan(gpu, reps, bytes);
 	if (rc == 0 && !ceilings_only)
