@@ -5,10 +5,11 @@
  * the GPU reads and writes the client's pages over PCIe with no CPU copy, so the ceiling is
  * the host<->device bandwidth; compare with torch's pinned copies (bench/torch_bench.py).
  *
- *   vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N]
+ *   vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N] [--only reduce|scan]
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,12 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N]\n"
+	fprintf(f, "usage: vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N] [--only reduce|scan]\n"
 		   "Times a reduce (sum, f32) of N MiB in shared memory and a scan of it into a\n"
 		   "second, writable region, through libvkreduce and the daemon. Medians of --reps\n"
-		   "calls after one warm-up call. Defaults: 1024 MiB, 10 reps.\n");
+		   "calls after one warm-up call. Defaults: 1024 MiB, 10 reps. --only times one of\n"
+		   "the two (so that the daemon's statistics, `vkreduce stats`, count its requests\n"
+		   "alone).\n");
 }
 
 static int fail(const char *what, int rc)
@@ -48,10 +51,12 @@ int main(int argc, char **argv)
 	const char *socket = NULL;
 	size_t mib = 1024;
 	int reps = 10;
+	bool reduce = true, scan = true;
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "mib", required_argument, NULL, 'm' },
 		{ "reps", required_argument, NULL, 'r' },
+		{ "only", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -61,6 +66,15 @@ int main(int argc, char **argv)
 		case 's': socket = optarg; break;
 		case 'm': mib = strtoul(optarg, NULL, 10); break;
 		case 'r': reps = atoi(optarg); break;
+		case 'o':
+			reduce = strcmp(optarg, "reduce") == 0;
+			scan = strcmp(optarg, "scan") == 0;
+			if (!reduce && !scan) {
+				fprintf(stderr, "vkreduce-shm-bench: --only: \"%s\" is neither reduce nor scan\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -91,7 +105,7 @@ int main(int argc, char **argv)
 	if (!t)
 		return fail("calloc", -ENOMEM);
 	vkr_value v;
-	for (int i = -1; i < reps; i++) {
+	for (int i = -1; reduce && i < reps; i++) {
 		double start = now_s();
 		rc = vkr_reduce_shm(client, VKR_OP_SUM, VKR_DTYPE_F32,
 				    src_region, 0, n, NULL, &v);
@@ -101,9 +115,10 @@ int main(int argc, char **argv)
 			t[i] = now_s() - start;
 	}
 	qsort(t, (size_t)reps, sizeof(*t), cmp_double);
-	printf("reduce sum f32 of %zu MiB in shared memory: median %.3f ms, %.1f GB/s (result %.6g)\n",
-	       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, v.f32);
-	for (int i = -1; i < reps; i++) {
+	if (reduce)
+		printf("reduce sum f32 of %zu MiB in shared memory: median %.3f ms, %.1f GB/s (result %.6g)\n",
+		       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, v.f32);
+	for (int i = -1; scan && i < reps; i++) {
 		double start = now_s();
 		rc = vkr_scan_shm(client, VKR_OP_SUM, VKR_DTYPE_F32, src_region, 0, n, false, dst_region, 0);
 		if (rc < 0)
@@ -113,9 +128,10 @@ int main(int argc, char **argv)
 	}
 	qsort(t, (size_t)reps, sizeof(*t), cmp_double);
 	float *y = vkr_shm_data(dst);
-	printf("scan sum f32 of %zu MiB, shared memory to shared memory: median %.3f ms, "
-	       "%.1f GB/s each way (last element %.6g)\n",
-	       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, y[n - 1]);
+	if (scan)
+		printf("scan sum f32 of %zu MiB, shared memory to shared memory: median %.3f ms, "
+		       "%.1f GB/s each way (last element %.6g)\n",
+		       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, y[n - 1]);
 	free(t);
 	vkr_shm_unregister(client, src_region);
 	vkr_shm_unregister(client, dst_region);
