@@ -205,7 +205,9 @@ static int measure_imported_scan(struct gpu *gpu, int reps, uint64_t bytes)
 		rc = measure_host_scan(gpu, reps, "scan of imported pages (u32 sum)", VKR_DTYPE_U32, &buffers[0],
 				       &buffers[1], bytes);
 	} else {
-		fprintf(stderr, "vkreduce-bench: the scan of imported pages: %s\n", strerror(-rc));
+		/* a row that cannot be measured here, not a failure of the others */
+		printf("pcie scan of imported pages: not timed (%s)\n", strerror(-rc));
+		rc = 0;
 	}
 	for (int i = 0; i < 2; i++) {
 		gpu_buffer_destroy(gpu, &buffers[i]);
