@@ -110,11 +110,6 @@ static bool matches_pattern(const void *map, uint64_t bytes)
 	return true;
 }
 
-/* The scan of host memory in place, as the daemon runs it on shared memory (kern_job.host_memory:
- * single pass, whole tiles over the bus): a u32 sum from host_src into host_dst, its kernel
- * time from timestamps, set beside one host-to-host copy (every byte crosses the bus once each
- * way), so that the scan's own distance from that ceiling shows apart from the daemon's path.
- * Every output is checked. */
 static int record_host_scan(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 {
 	int rc = kern_record(gpu, cmd, ctx, 1);
@@ -123,6 +118,11 @@ static int record_host_scan(struct gpu *gpu, struct gpu_cmd *cmd, void *ctx)
 	return rc;
 }
 
+/* The scan of host memory in place, as the daemon runs it on shared memory (kern_job.host_memory:
+ * single pass, whole tiles over the bus): a sum of dtype (u32 or f32) from host_src into
+ * host_dst, its kernel time from timestamps, set beside one host-to-host copy (every byte
+ * crosses the bus once each way), so that the scan's own distance from that ceiling shows
+ * apart from the daemon's path. Every output is checked. */
 static int measure_host_scan(struct gpu *gpu, int reps, const char *what, vkr_dtype dtype,
 			     struct gpu_buffer *host_src, struct gpu_buffer *host_dst, uint64_t bytes)
 {
@@ -146,6 +146,8 @@ static int measure_host_scan(struct gpu *gpu, int reps, const char *what, vkr_dt
 	if (scratch_bytes > 0)
 		rc = gpu_buffer_create(gpu, scratch_bytes, GPU_MEMORY_DEVICE, &scratch);
 	job.scratch = scratch.address;
+	/* Outputs the scan cannot produce, so that one it did not write fails the check. */
+	memset(host_dst->map, 0xff, bytes);
 	double us = 0;
 	if (rc == 0)
 		rc = warm_up(gpu);
@@ -178,8 +180,14 @@ static int measure_host_scan(struct gpu *gpu, int reps, const char *what, vkr_dt
 static int measure_imported_scan(struct gpu *gpu, int reps, uint64_t bytes)
 {
 	const struct gpu_info *info = gpu_get_info(gpu);
-	if (!info->host_import || bytes % info->host_import_alignment != 0) {
+	if (!info->host_import) {
 		printf("pcie scan of imported pages: not timed (the device imports no host memory)\n");
+		return 0;
+	}
+	if (bytes % info->host_import_alignment != 0) {
+		printf("pcie scan of imported pages: not timed (%llu bytes are not a multiple of the "
+		       "device's import alignment, %llu)\n", (unsigned long long)bytes,
+		       (unsigned long long)info->host_import_alignment);
 		return 0;
 	}
 	void *pages[2] = { MAP_FAILED, MAP_FAILED };
@@ -200,8 +208,6 @@ static int measure_imported_scan(struct gpu *gpu, int reps, uint64_t bytes)
 			rc = gpu_buffer_import_host(gpu, pages[i], bytes, &buffers[i]);
 	}
 	if (rc == 0) {
-		buffers[0].map = pages[0]; /* measure_host_scan writes and checks through map */
-		buffers[1].map = pages[1];
 		rc = measure_host_scan(gpu, reps, "scan of imported pages (u32 sum)", VKR_DTYPE_U32, &buffers[0],
 				       &buffers[1], bytes);
 	} else {
@@ -481,7 +487,8 @@ static int measure_copy_queues(struct gpu *gpu, int reps, struct gpu_buffer *hos
  * engine (vkCmdCopyBuffer) and by shader cores (the copy kernel, which moves data the way the
  * scan of an imported region does), one direction at a time and both at once (host RAM to
  * host RAM: every byte crosses the bus twice, once each way, as in a scan from one region
- * into another). GB/s are per direction. */
+ * into another); then the scan of host memory itself beside them; then (but with
+ * ceilings_only) the staged pipelines and the queues. GB/s are per direction. */
 int pcie_measure(struct gpu *gpu, int reps, int max_log2, bool ceilings_only)
 {
 	/* as measure_copy() in vkreduce_bench.c */

@@ -32,7 +32,8 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N] [--only reduce|scan]\n"
+	fprintf(f, "usage: vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N]\n"
+		   "                          [--only reduce|scan]\n"
 		   "Times a reduce (sum, f32) of N MiB in shared memory and a scan of it into a\n"
 		   "second, writable region, through libvkreduce and the daemon. Medians of --reps\n"
 		   "calls after one warm-up call. Defaults: 1024 MiB, 10 reps. --only times one of\n"
@@ -89,16 +90,17 @@ int main(int argc, char **argv)
 		return fail("connect", rc);
 	size_t bytes = mib << 20;
 	uint64_t n = bytes / sizeof(float);
-	vkr_shm *src, *dst;
-	if ((rc = vkr_shm_create(bytes, &src)) < 0 || (rc = vkr_shm_create(bytes, &dst)) < 0)
+	vkr_shm *src, *dst = NULL;
+	/* --only reduce makes no destination: the daemon then holds the source region alone */
+	if ((rc = vkr_shm_create(bytes, &src)) < 0 || (scan && (rc = vkr_shm_create(bytes, &dst)) < 0))
 		return fail("shm create", rc);
 	float *x = vkr_shm_data(src);
 	for (uint64_t i = 0; i < n; i++)
 		x[i] = (float)(i % 1024) * 0.25f; /* exact in f32: the sum is checkable */
-	vkr_region src_region, dst_region;
+	vkr_region src_region, dst_region = 0;
 	if ((rc = vkr_shm_register(client, src, false, &src_region)) < 0)
 		return fail("register source", rc);
-	if ((rc = vkr_shm_register(client, dst, true, &dst_region)) < 0)
+	if (scan && (rc = vkr_shm_register(client, dst, true, &dst_region)) < 0)
 		return fail("register destination", rc);
 
 	double *t = calloc((size_t)reps, sizeof(*t));
@@ -114,10 +116,11 @@ int main(int argc, char **argv)
 		if (i >= 0)
 			t[i] = now_s() - start;
 	}
-	qsort(t, (size_t)reps, sizeof(*t), cmp_double);
-	if (reduce)
+	if (reduce) {
+		qsort(t, (size_t)reps, sizeof(*t), cmp_double);
 		printf("reduce sum f32 of %zu MiB in shared memory: median %.3f ms, %.1f GB/s (result %.6g)\n",
 		       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, v.f32);
+	}
 	for (int i = -1; scan && i < reps; i++) {
 		double start = now_s();
 		rc = vkr_scan_shm(client, VKR_OP_SUM, VKR_DTYPE_F32, src_region, 0, n, false, dst_region, 0);
@@ -126,17 +129,19 @@ int main(int argc, char **argv)
 		if (i >= 0)
 			t[i] = now_s() - start;
 	}
-	qsort(t, (size_t)reps, sizeof(*t), cmp_double);
-	float *y = vkr_shm_data(dst);
-	if (scan)
+	if (scan) {
+		qsort(t, (size_t)reps, sizeof(*t), cmp_double);
+		const float *y = vkr_shm_data(dst);
 		printf("scan sum f32 of %zu MiB, shared memory to shared memory: median %.3f ms, "
 		       "%.1f GB/s each way (last element %.6g)\n",
 		       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, y[n - 1]);
+	}
 	free(t);
 	vkr_shm_unregister(client, src_region);
-	vkr_shm_unregister(client, dst_region);
+	if (scan)
+		vkr_shm_unregister(client, dst_region);
 	vkr_close(client);
 	vkr_shm_free(src);
-	vkr_shm_free(dst);
+	vkr_shm_free(dst); /* NULL with --only reduce */
 	return 0;
 }
