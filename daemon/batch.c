@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "batch_predict.h"
 #include "conn.h"
 #include "copy_pool.h"
 #include "cpu_relax.h"
@@ -45,6 +46,8 @@ struct inflight {
 	bool lost;                 /* completed with device loss */
 	unsigned slot;             /* index in wait_values / done_ns */
 	uint64_t done_ns;          /* when the completion thread saw it complete */
+	uint64_t bytes[PREDICT_KINDS]; /* what its jobs move (batch_predict.h) */
+	uint64_t due_ns, margin_ns; /* its expected end and how far to poll around it; 0: none */
 	struct inflight *next;     /* borrowed: next newer batch */
 };
 
@@ -61,6 +64,12 @@ struct batch {
 	uint64_t loop_spin_until;
 	uint64_t idle_bytes_in;          /* the loop's bytes_in at its last idle turn */
 	uv_async_t async;                /* completion thread -> loop */
+	/* Polling around the expected end of long batches (batch_predict.h): on unless
+	 * VKR_LOOP_PREDICT=0, where the loop polls at all (VKR_LOOP_SPIN_US). */
+	bool predict_on;
+	struct batch_predict predict;
+	uv_timer_t due_timer;            /* starts the loop polling shortly before the oldest batch's end */
+	uint64_t gpu_free_ns;            /* expected end of the last batch submitted with a prediction */
 	bool handles_open;
 
 	struct conn *rr_head, *rr_tail;  /* borrowed: connections with queued jobs, in turn */
@@ -166,6 +175,7 @@ static void *completion_main(void *arg)
 
 static void rebuild_device(struct batch *b);
 static void loop_spin(struct batch *b);
+static void arm_due_timer(struct batch *b);
 
 /* ---- queues ---------------------------------------------------------------------------- */
 
@@ -772,6 +782,18 @@ static int submit_one(struct batch *b)
 	f->count = count;
 	f->cmd = cmd;
 	f->value = value;
+	memset(f->bytes, 0, sizeof(f->bytes));
+	for (size_t i = 0; i < count; i++)
+		batch_predict_count(f->bytes, &b->kjobs[i]);
+	f->due_ns = f->margin_ns = 0;
+	uint64_t expect = b->predict_on ? batch_predict_ns(&b->predict, f->bytes) : 0;
+	if (expect) {
+		/* The GPU runs batches in order: this one starts when the one before it ends. */
+		uint64_t start = b->oldest && b->gpu_free_ns > now ? b->gpu_free_ns : now;
+		f->due_ns = b->gpu_free_ns = start + expect;
+		f->margin_ns = batch_predict_margin_ns(expect);
+		d->stats.batches_predicted++;
+	}
 	if (b->newest)
 		b->newest->next = f;
 	else
@@ -791,6 +813,7 @@ static int submit_one(struct batch *b)
 	 * the count move, and would sleep on it if this thread still held it. */
 	atomic_fetch_add_explicit(&b->submits, 1, memory_order_release);
 	loop_spin(b);
+	arm_due_timer(b);
 	return (int)count;
 }
 
@@ -1034,6 +1057,7 @@ static void retire(struct batch *b)
 		b->retired = f->next;
 		if (!f->lost) {
 			uint64_t ns = gpu_cmd_elapsed_ns(d->gpu, f->cmd);
+			batch_predict_learn(&b->predict, f->bytes, ns);
 			d->stats.gpu_ns += ns;
 			if (ns > d->stats.gpu_ns_max)
 				d->stats.gpu_ns_max = ns;
@@ -1080,6 +1104,7 @@ static void process_completions(struct batch *b, uint64_t loop_seen)
 	while (b->oldest && (b->oldest->value <= done || lost))
 		complete(b, b->oldest, b->oldest->value > done, wake_ns);
 	loop_spin(b);
+	arm_due_timer(b);
 	/* Replies first; the bookkeeping below is off the clients' critical path. */
 	conn_flush_dirty(d);
 	/* Replies of the jobs timed above are in their sockets (or buffered for a slow reader). */
@@ -1141,17 +1166,55 @@ static void on_loop_idle(uv_idle_t *handle)
 	}
 }
 
-/* Keeps the loop polling for loop_spin_ns from now. */
-static void loop_spin(struct batch *b)
+/* Keeps the loop polling until at least the given time. */
+static void loop_spin_until(struct batch *b, uint64_t until)
 {
 	if (b->loop_spin_ns == 0 || !b->handles_open)
 		return;
-	b->loop_spin_until = vkrd_now_ns() + b->loop_spin_ns;
+	if (until > b->loop_spin_until)
+		b->loop_spin_until = until;
 	if (!b->idle_active) {
 		b->idle_bytes_in = b->d->stats.bytes_in; /* the first idle turn may be a quiet one */
 		uv_idle_start(&b->idle, on_loop_idle);
 		b->idle_active = true;
 	}
+}
+
+/* Keeps the loop polling for loop_spin_ns from now. */
+static void loop_spin(struct batch *b)
+{
+	loop_spin_until(b, vkrd_now_ns() + b->loop_spin_ns);
+}
+
+/* The oldest batch's expected end is near: poll through it (the polling loop answers the
+ * batch as soon as the GPU's timeline shows it done). */
+static void on_due_timer(uv_timer_t *handle)
+{
+	struct batch *b = handle->data;
+	if (b->oldest && b->oldest->due_ns)
+		loop_spin_until(b, b->oldest->due_ns + b->oldest->margin_ns);
+}
+
+/* Starts the loop polling a margin before the oldest batch's expected end, now if that is
+ * already past. libuv's timers count whole milliseconds, so the timer is set to fire up to
+ * a millisecond early rather than late. */
+static void arm_due_timer(struct batch *b)
+{
+	if (!b->predict_on || !b->handles_open)
+		return;
+	struct inflight *f = b->oldest;
+	if (!f || !f->due_ns) {
+		uv_timer_stop(&b->due_timer);
+		return;
+	}
+	uint64_t now = vkrd_now_ns(), from = f->due_ns > f->margin_ns ? f->due_ns - f->margin_ns : 0;
+	if (from <= now) {
+		uv_timer_stop(&b->due_timer);
+		loop_spin_until(b, f->due_ns + f->margin_ns);
+		return;
+	}
+	if (uv_timer_start(&b->due_timer, on_due_timer, (from - now) / 1000000, 0) != 0)
+		loop_spin_until(b, f->due_ns + f->margin_ns); /* no timer: poll from now */
 }
 
 /* ---- life cycle ------------------------------------------------------------------------ */
@@ -1323,6 +1386,9 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 		spin_us = getenv("VKR_LOOP_SPIN_US");
 		b->loop_spin_ns = spin_us && *spin_us ? strtoull(spin_us, NULL, 10) * 1000
 				: type && strcmp(type, "cpu") == 0 ? 0 : 50000;
+		/* VKR_LOOP_PREDICT=0: no polling around the expected end of long batches. */
+		const char *predict = getenv("VKR_LOOP_PREDICT");
+		b->predict_on = b->loop_spin_ns > 0 && !(predict && strcmp(predict, "0") == 0);
 		/* VKR_COPY_THREADS: helpers for copying a batch's inline inputs into the upload
 		 * ring; default 6 on GPUs, at most half the cores (H200, 32 clients: 575k req/s
 		 * with none, 632k with 3, 681k with 6), 0 on CPU devices, whose workers need the
@@ -1363,6 +1429,8 @@ int batch_create(struct vkrd *d, struct batch **out, char *err, size_t err_size)
 	uv_check_start(&b->check, on_check);
 	uv_async_init(d->loop, &b->async, on_async);
 	b->async.data = b;
+	uv_timer_init(d->loop, &b->due_timer);
+	b->due_timer.data = b;
 	b->handles_open = true;
 	if ((r = start_thread(b, false))) {
 		snprintf(err, err_size, "completion thread: %s", strerror(r));
@@ -1389,6 +1457,7 @@ void batch_close(struct batch *b)
 		uv_close((uv_handle_t *)&b->idle, NULL);
 		b->idle_active = false;
 		uv_close((uv_handle_t *)&b->async, NULL);
+		uv_close((uv_handle_t *)&b->due_timer, NULL);
 		b->handles_open = false;
 	}
 }

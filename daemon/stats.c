@@ -76,7 +76,7 @@ void stats_pack(const struct stats *s, const struct limits *limits, msgpack_pack
 	unsigned nerr = 0;
 	unsigned nhist = 0;
 
-	msgpack_pack_map(pk, 52); /* keep in step with the entries below (test_protocol checks) */
+	msgpack_pack_map(pk, 53); /* keep in step with the entries below (test_protocol checks) */
 	pack_kv(pk, "requests_total", s->requests);
 
 	stats_pack_str(pk, "requests");
@@ -124,6 +124,7 @@ void stats_pack(const struct stats *s, const struct limits *limits, msgpack_pack
 	pack_kv(pk, "gpu_ns_total", s->gpu_ns);
 	pack_kv(pk, "gpu_ns_max", s->gpu_ns_max);
 	pack_kv(pk, "batches_seen_by_loop", s->batches_seen_by_loop);
+	pack_kv(pk, "batches_predicted", s->batches_predicted);
 	pack_kv(pk, "request_queue_ns_total", s->req_queue_ns);
 	pack_kv(pk, "request_gpu_ns_total", s->req_gpu_ns);
 	pack_kv(pk, "request_wake_ns_total", s->req_wake_ns);

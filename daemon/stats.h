@@ -52,6 +52,7 @@ struct stats {
 	uint64_t gpu_ns;                             /* sum of command buffer GPU times */
 	uint64_t gpu_ns_max;
 	uint64_t batches_seen_by_loop;               /* seen complete by the polling loop first */
+	uint64_t batches_predicted;                  /* with an expected end polled around */
 	/* Per request, for jobs answered after their batch completed (req_timed of them):
 	 * received -> submitted, submitted -> completion seen by the completion thread (or by
 	 * the polling loop, batches_seen_by_loop, whose wake is then 0), completion seen -> the

@@ -682,7 +682,7 @@ def test_coalesced_replies(path):
     check(order == list(range(1, n + 1)), "coalesced replies arrive complete and in order (%d of %d)" % (len(order), n))
     stats = c.ok("stats", [])
     for key in ("request_queue_ns_total", "request_gpu_ns_total", "request_wake_ns_total",
-                "request_reply_ns_total", "requests_timed", "batches_seen_by_loop"):
+                "request_reply_ns_total", "requests_timed", "batches_seen_by_loop", "batches_predicted"):
         check(key in stats, "stats has %s" % key)
     check(stats.get("requests_timed", 0) >= n, "requests_timed counts answered jobs (%r)" % stats.get("requests_timed"))
     check(stats.get("request_gpu_ns_total", 0) > 0, "request_gpu_ns_total grows")

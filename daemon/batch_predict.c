@@ -1,0 +1,49 @@
+/* batch_predict.c: expected GPU time of a batch from the bytes it moves (batch_predict.h). */
+#include "batch_predict.h"
+
+#include "proto_names.h"
+
+void batch_predict_count(uint64_t bytes[PREDICT_KINDS], const struct kern_job *job)
+{
+	uint64_t moved = job->n * proto_dtype_size(job->dtype);
+	if (job->kind == KERN_SCAN)
+		bytes[PREDICT_SCAN] += 2 * moved;
+	else
+		bytes[PREDICT_REDUCE] += moved;
+}
+
+uint64_t batch_predict_ns(const struct batch_predict *p, const uint64_t bytes[PREDICT_KINDS])
+{
+	uint64_t total = 0, ps = 0;
+	for (unsigned k = 0; k < PREDICT_KINDS; k++) {
+		if (bytes[k] == 0)
+			continue;
+		if (p->ps_per_kib[k] == 0)
+			return 0;
+		total += bytes[k];
+		/* at most 2^36 bytes (a request's limit) times a few million ps per KiB: < 2^64 */
+		ps += (bytes[k] >> 10) * p->ps_per_kib[k];
+	}
+	return total < PREDICT_MIN_BYTES ? 0 : ps / 1000;
+}
+
+uint64_t batch_predict_margin_ns(uint64_t expect_ns)
+{
+	uint64_t margin = expect_ns / 16;
+	return margin < 50000 ? 50000 : margin > 2000000 ? 2000000 : margin;
+}
+
+void batch_predict_learn(struct batch_predict *p, const uint64_t bytes[PREDICT_KINDS], uint64_t gpu_ns)
+{
+	unsigned kinds = 0, kind = 0;
+	for (unsigned k = 0; k < PREDICT_KINDS; k++)
+		if (bytes[k]) {
+			kinds++;
+			kind = k;
+		}
+	if (kinds != 1 || bytes[kind] < PREDICT_MIN_BYTES || gpu_ns == 0)
+		return;
+	uint64_t sample = gpu_ns * 1000 / (bytes[kind] >> 10);
+	uint64_t *avg = &p->ps_per_kib[kind];
+	*avg = *avg == 0 ? sample : *avg - *avg / 4 + sample / 4;
+}
