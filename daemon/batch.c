@@ -47,7 +47,8 @@ struct inflight {
 	unsigned slot;             /* index in wait_values / done_ns */
 	uint64_t done_ns;          /* when the completion thread saw it complete */
 	uint64_t bytes[PREDICT_KINDS]; /* what its jobs move (batch_predict.h) */
-	uint64_t due_ns, margin_ns; /* its expected end and how far to poll around it; 0: none */
+	uint64_t expect_ns;        /* its expected GPU time (batch_predict.h); 0: none */
+	uint64_t due_ns, margin_ns; /* its expected end and how far to poll around it */
 	struct inflight *next;     /* borrowed: next newer batch */
 };
 
@@ -175,6 +176,7 @@ static void *completion_main(void *arg)
 
 static void rebuild_device(struct batch *b);
 static void loop_spin(struct batch *b);
+static void rebase_due(struct batch *b, uint64_t now);
 static void arm_due_timer(struct batch *b);
 
 /* ---- queues ---------------------------------------------------------------------------- */
@@ -785,13 +787,16 @@ static int submit_one(struct batch *b)
 	memset(f->bytes, 0, sizeof(f->bytes));
 	for (size_t i = 0; i < count; i++)
 		batch_predict_count(f->bytes, &b->kjobs[i]);
-	f->due_ns = f->margin_ns = 0;
+	f->expect_ns = f->due_ns = f->margin_ns = 0;
 	uint64_t expect = b->predict_on ? batch_predict_ns(&b->predict, f->bytes) : 0;
 	/* A batch expected to end within the loop's own poll after this submission needs none:
 	 * at 1 MiB (28 us on an H100 host) predicting it changed nothing (run S41-11). */
 	if (expect > b->loop_spin_ns) {
-		/* The GPU runs batches in order: this one starts when the one before it ends. */
-		uint64_t start = b->oldest && b->gpu_free_ns > now ? b->gpu_free_ns : now;
+		/* The GPU runs batches in order: this one starts when the one before it ends, or
+		 * now, after its copies, recording and submission. */
+		uint64_t submitted = vkrd_now_ns();
+		uint64_t start = b->oldest && b->gpu_free_ns > submitted ? b->gpu_free_ns : submitted;
+		f->expect_ns = expect;
 		f->due_ns = b->gpu_free_ns = start + expect;
 		f->margin_ns = batch_predict_margin_ns(expect);
 		d->stats.batches_predicted++;
@@ -1105,6 +1110,7 @@ static void process_completions(struct batch *b, uint64_t loop_seen)
 		return; /* already answered (the loop was polling) */
 	while (b->oldest && (b->oldest->value <= done || lost))
 		complete(b, b->oldest, b->oldest->value > done, wake_ns);
+	rebase_due(b, wake_ns);
 	loop_spin(b);
 	arm_due_timer(b);
 	/* Replies first; the bookkeeping below is off the clients' critical path. */
@@ -1188,13 +1194,34 @@ static void loop_spin(struct batch *b)
 	loop_spin_until(b, vkrd_now_ns() + b->loop_spin_ns);
 }
 
+/* Batches answered just now ended by now: those still in flight start from here, one after
+ * another, rather than from their predecessors' predicted ends, so that an error in one
+ * prediction does not carry into the next ones. */
+static void rebase_due(struct batch *b, uint64_t now)
+{
+	uint64_t t = now;
+	for (struct inflight *f = b->oldest; f; f = f->next)
+		if (f->expect_ns) {
+			f->due_ns = t + f->expect_ns;
+			t = f->due_ns;
+		}
+	b->gpu_free_ns = t;
+}
+
 /* The oldest batch's expected end is near: poll through it (the polling loop answers the
- * batch as soon as the GPU's timeline shows it done). */
+ * batch as soon as the GPU's timeline shows it done). A timer that fired early (libuv
+ * counts from its loop's cached time) is set again. */
 static void on_due_timer(uv_timer_t *handle)
 {
 	struct batch *b = handle->data;
-	if (b->oldest && b->oldest->due_ns)
-		loop_spin_until(b, b->oldest->due_ns + b->oldest->margin_ns);
+	struct inflight *f = b->oldest;
+	if (!f || !f->due_ns)
+		return;
+	if (f->due_ns > f->margin_ns + 1000000 && vkrd_now_ns() < f->due_ns - f->margin_ns - 1000000) {
+		arm_due_timer(b);
+		return;
+	}
+	loop_spin_until(b, f->due_ns + f->margin_ns);
 }
 
 /* Starts the loop polling a margin before the oldest batch's expected end, now if that is
@@ -1215,6 +1242,7 @@ static void arm_due_timer(struct batch *b)
 		loop_spin_until(b, f->due_ns + f->margin_ns);
 		return;
 	}
+	uv_update_time(b->d->loop); /* the timeout counts from the loop's time: make it now */
 	if (uv_timer_start(&b->due_timer, on_due_timer, (from - now) / 1000000, 0) != 0)
 		loop_spin_until(b, f->due_ns + f->margin_ns); /* no timer: poll from now */
 }

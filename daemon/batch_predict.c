@@ -21,8 +21,11 @@ uint64_t batch_predict_ns(const struct batch_predict *p, const uint64_t bytes[PR
 		if (p->ps_per_kib[k] == 0)
 			return 0;
 		total += bytes[k];
-		/* at most 2^36 bytes (a request's limit) times a few million ps per KiB: < 2^64 */
-		ps += (bytes[k] >> 10) * p->ps_per_kib[k];
+		/* a batch's bytes are many jobs' (each up to 2^36): no prediction past 2^64 ps */
+		uint64_t kind_ps;
+		if (__builtin_mul_overflow(bytes[k] >> 10, p->ps_per_kib[k], &kind_ps) ||
+		    __builtin_add_overflow(ps, kind_ps, &ps))
+			return 0;
 	}
 	return total < PREDICT_MIN_BYTES ? 0 : ps / 1000;
 }
