@@ -5,7 +5,12 @@
  * the GPU reads and writes the client's pages over PCIe with no CPU copy, so the ceiling is
  * the host<->device bandwidth; compare with torch's pinned copies (bench/torch_bench.py).
  *
- *   vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N] [--only reduce|scan]
+ *   vkreduce-shm-bench [--socket PATH] [--mib N[,N...]] [--reps N] [--only reduce|scan]
+ *
+ * Several sizes alternate request by request (each rep runs every size in turn, on the
+ * first N MiB of one region), as a host serving many clients' arrays would see them: the
+ * daemon's polling around a batch's expected end (daemon/batch_predict.c) must then tell
+ * the sizes apart.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,15 +35,38 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+#define MAX_SIZES 8
+
+/* "16,1024" into sizes[]; the count, or 0 where the list is malformed or a size is 0. */
+static int parse_sizes(const char *list, size_t sizes[MAX_SIZES])
+{
+	int count = 0;
+	const char *p = list;
+	for (;;) {
+		char *end;
+		errno = 0;
+		unsigned long long mib = strtoull(p, &end, 10);
+		if (end == p || errno || mib == 0 || mib > ((size_t)1 << 20) || count == MAX_SIZES)
+			return 0;
+		sizes[count++] = (size_t)mib;
+		if (*end == '\0')
+			return count;
+		if (*end != ',')
+			return 0;
+		p = end + 1;
+	}
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vkreduce-shm-bench [--socket PATH] [--mib N] [--reps N]\n"
+	fprintf(f, "usage: vkreduce-shm-bench [--socket PATH] [--mib N[,N...]] [--reps N]\n"
 		   "                          [--only reduce|scan]\n"
 		   "Times a reduce (sum, f32) of N MiB in shared memory and a scan of it into a\n"
 		   "second, writable region, through libvkreduce and the daemon. Medians of --reps\n"
-		   "calls after one warm-up call. Defaults: 1024 MiB, 10 reps. --only times one of\n"
-		   "the two (so that the daemon's statistics, `vkreduce stats`, count its requests\n"
-		   "alone).\n");
+		   "calls after one warm-up call. Defaults: 1024 MiB, 10 reps. Up to %d sizes,\n"
+		   "comma-separated, alternate request by request, each timed apart. --only times\n"
+		   "one of the two (so that the daemon's statistics, `vkreduce stats`, count its\n"
+		   "requests alone).\n", MAX_SIZES);
 }
 
 static int fail(const char *what, int rc)
@@ -50,7 +78,8 @@ static int fail(const char *what, int rc)
 int main(int argc, char **argv)
 {
 	const char *socket = NULL;
-	size_t mib = 1024;
+	size_t mib[MAX_SIZES] = { 1024 };
+	int sizes = 1;
 	int reps = 10;
 	bool reduce = true, scan = true;
 	static const struct option opts[] = {
@@ -65,7 +94,13 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:m:r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': socket = optarg; break;
-		case 'm': mib = strtoul(optarg, NULL, 10); break;
+		case 'm':
+			if ((sizes = parse_sizes(optarg, mib)) == 0) {
+				fprintf(stderr, "vkreduce-shm-bench: --mib: \"%s\" is not a list of 1 to %d "
+						"sizes in MiB (1 to 1048576)\n", optarg, MAX_SIZES);
+				return 2;
+			}
+			break;
 		case 'r': reps = atoi(optarg); break;
 		case 'o':
 			reduce = strcmp(optarg, "reduce") == 0;
@@ -80,15 +115,18 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (mib == 0 || reps < 1 || optind != argc) {
+	if (reps < 1 || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
+	size_t max_mib = 0;
+	for (int k = 0; k < sizes; k++)
+		max_mib = mib[k] > max_mib ? mib[k] : max_mib;
 	vkr_client *client;
 	int rc = vkr_connect(socket, &client);
 	if (rc < 0)
 		return fail("connect", rc);
-	size_t bytes = mib << 20;
+	size_t bytes = max_mib << 20;
 	uint64_t n = bytes / sizeof(float);
 	vkr_shm *src, *dst = NULL;
 	/* --only reduce makes no destination: the daemon then holds the source region alone */
@@ -103,38 +141,48 @@ int main(int argc, char **argv)
 	if (scan && (rc = vkr_shm_register(client, dst, true, &dst_region)) < 0)
 		return fail("register destination", rc);
 
-	double *t = calloc((size_t)reps, sizeof(*t));
+	double *t = calloc((size_t)reps * (size_t)sizes, sizeof(*t));
 	if (!t)
 		return fail("calloc", -ENOMEM);
-	vkr_value v;
+	vkr_value v[MAX_SIZES];
 	for (int i = -1; reduce && i < reps; i++) {
-		double start = now_s();
-		rc = vkr_reduce_shm(client, VKR_OP_SUM, VKR_DTYPE_F32,
-				    src_region, 0, n, NULL, &v);
-		if (rc < 0)
-			return fail("reduce", rc);
-		if (i >= 0)
-			t[i] = now_s() - start;
+		for (int k = 0; k < sizes; k++) {
+			double start = now_s();
+			rc = vkr_reduce_shm(client, VKR_OP_SUM, VKR_DTYPE_F32, src_region, 0,
+					    (mib[k] << 20) / sizeof(float), NULL, &v[k]);
+			if (rc < 0)
+				return fail("reduce", rc);
+			if (i >= 0)
+				t[k * reps + i] = now_s() - start;
+		}
 	}
-	if (reduce) {
-		qsort(t, (size_t)reps, sizeof(*t), cmp_double);
+	for (int k = 0; reduce && k < sizes; k++) {
+		double *tk = t + k * reps;
+		qsort(tk, (size_t)reps, sizeof(*tk), cmp_double);
 		printf("reduce sum f32 of %zu MiB in shared memory: median %.3f ms, %.1f GB/s (result %.6g)\n",
-		       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, v.f32);
+		       mib[k], tk[reps / 2] * 1e3, (double)(mib[k] << 20) / tk[reps / 2] / 1e9, v[k].f32);
 	}
 	for (int i = -1; scan && i < reps; i++) {
-		double start = now_s();
-		rc = vkr_scan_shm(client, VKR_OP_SUM, VKR_DTYPE_F32, src_region, 0, n, false, dst_region, 0);
-		if (rc < 0)
-			return fail("scan", rc);
-		if (i >= 0)
-			t[i] = now_s() - start;
+		for (int k = 0; k < sizes; k++) {
+			double start = now_s();
+			rc = vkr_scan_shm(client, VKR_OP_SUM, VKR_DTYPE_F32, src_region, 0,
+					  (mib[k] << 20) / sizeof(float), false, dst_region, 0);
+			if (rc < 0)
+				return fail("scan", rc);
+			if (i >= 0)
+				t[k * reps + i] = now_s() - start;
+		}
 	}
-	if (scan) {
-		qsort(t, (size_t)reps, sizeof(*t), cmp_double);
+	for (int k = 0; scan && k < sizes; k++) {
+		double *tk = t + k * reps;
+		qsort(tk, (size_t)reps, sizeof(*tk), cmp_double);
 		const float *y = vkr_shm_data(dst);
+		uint64_t nk = (mib[k] << 20) / sizeof(float);
+		/* every scan writes the same sums over the elements it covers: element nk - 1 is size k's last */
 		printf("scan sum f32 of %zu MiB, shared memory to shared memory: median %.3f ms, "
-		       "%.1f GB/s each way (last element %.6g)\n",
-		       mib, t[reps / 2] * 1e3, (double)bytes / t[reps / 2] / 1e9, y[n - 1]);
+		       "%.1f GB/s each way (element %llu: %.6g)\n",
+		       mib[k], tk[reps / 2] * 1e3, (double)(mib[k] << 20) / tk[reps / 2] / 1e9,
+		       (unsigned long long)(nk - 1), y[nk - 1]);
 	}
 	free(t);
 	vkr_shm_unregister(client, src_region);

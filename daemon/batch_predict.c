@@ -12,18 +12,41 @@ void batch_predict_count(uint64_t bytes[PREDICT_KINDS], const struct kern_job *j
 		bytes[PREDICT_REDUCE] += moved;
 }
 
+unsigned batch_predict_class(uint64_t bytes)
+{
+	unsigned log2 = bytes ? 63u - (unsigned)__builtin_clzll(bytes) : 0;
+	unsigned first = 20; /* log2 of PREDICT_MIN_BYTES */
+	if (log2 < first)
+		return 0;
+	return log2 - first < PREDICT_CLASSES ? log2 - first : PREDICT_CLASSES - 1;
+}
+
+/* The rate for bytes of one kind: their class's, or the nearest learnt class's. */
+static uint64_t rate_ps_per_kib(const uint64_t rates[PREDICT_CLASSES], uint64_t bytes)
+{
+	int own = (int)batch_predict_class(bytes);
+	for (int d = 0; d < PREDICT_CLASSES; d++) {
+		if (own - d >= 0 && rates[own - d])
+			return rates[own - d];
+		if (own + d < PREDICT_CLASSES && rates[own + d])
+			return rates[own + d];
+	}
+	return 0;
+}
+
 uint64_t batch_predict_ns(const struct batch_predict *p, const uint64_t bytes[PREDICT_KINDS])
 {
 	uint64_t total = 0, ps = 0;
 	for (unsigned k = 0; k < PREDICT_KINDS; k++) {
 		if (bytes[k] == 0)
 			continue;
-		if (p->ps_per_kib[k] == 0)
+		uint64_t rate = rate_ps_per_kib(p->ps_per_kib[k], bytes[k]);
+		if (rate == 0)
 			return 0;
 		total += bytes[k];
 		/* a batch's bytes are many jobs' (each up to 2^36): no prediction past 2^64 ps */
 		uint64_t kind_ps;
-		if (__builtin_mul_overflow(bytes[k] >> 10, p->ps_per_kib[k], &kind_ps) ||
+		if (__builtin_mul_overflow(bytes[k] >> 10, rate, &kind_ps) ||
 		    __builtin_add_overflow(ps, kind_ps, &ps))
 			return 0;
 	}
@@ -47,6 +70,6 @@ void batch_predict_learn(struct batch_predict *p, const uint64_t bytes[PREDICT_K
 	if (kinds != 1 || bytes[kind] < PREDICT_MIN_BYTES || gpu_ns == 0)
 		return;
 	uint64_t sample = gpu_ns * 1000 / (bytes[kind] >> 10);
-	uint64_t *avg = &p->ps_per_kib[kind];
+	uint64_t *avg = &p->ps_per_kib[kind][batch_predict_class(bytes[kind])];
 	*avg = *avg == 0 ? sample : *avg - *avg / 4 + sample / 4;
 }

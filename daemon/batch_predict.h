@@ -21,15 +21,29 @@ enum { PREDICT_REDUCE, PREDICT_SCAN, PREDICT_KINDS };
 /* Batches moving fewer bytes end within the loop's own poll after a submission. */
 #define PREDICT_MIN_BYTES ((uint64_t)1 << 20)
 
+/* Batch sizes learnt apart, one class per power of two from PREDICT_MIN_BYTES (the last class
+ * takes every larger batch): a batch costs a fixed time besides its bytes, so a 1 MiB one
+ * takes about a third more per byte than a 1 GiB one on an H100 host (run S41-11), and one
+ * rate for every size would keep missing the end of one size in a mix of sizes. */
+#define PREDICT_CLASSES 17 /* 1 MiB to 64 GiB and more */
+
 struct batch_predict {
-	uint64_t ps_per_kib[PREDICT_KINDS]; /* GPU time per KiB moved, in picoseconds; 0: not known yet */
+	/* GPU time per KiB moved, in picoseconds, by kind and size class; 0: not known yet */
+	uint64_t ps_per_kib[PREDICT_KINDS][PREDICT_CLASSES];
 };
+
+/* The size class of a batch that moves bytes of one kind (bytes >= PREDICT_MIN_BYTES). */
+unsigned batch_predict_class(uint64_t bytes);
 
 /* Adds what job moves to bytes[] (its input, and a scan's output). */
 void batch_predict_count(uint64_t bytes[PREDICT_KINDS], const struct kern_job *job);
 
 /* Expected GPU time of a batch that moves bytes[]: 0 where it moves less than
- * PREDICT_MIN_BYTES or a kind it moves has no GPU time learnt yet. */
+ * PREDICT_MIN_BYTES or a kind it moves has no GPU time learnt yet. Each kind's bytes take
+ * the rate of their own size class, or where that is not learnt yet the nearest learnt
+ * class's, the smaller one first (it over-predicts a larger batch: the loop then starts
+ * polling late and the batch is answered as without a prediction, rather than polled for
+ * in vain). */
 uint64_t batch_predict_ns(const struct batch_predict *p, const uint64_t bytes[PREDICT_KINDS]);
 
 /* How far from the expected end to poll on either side: a sixteenth of the expected time,
@@ -37,7 +51,8 @@ uint64_t batch_predict_ns(const struct batch_predict *p, const uint64_t bytes[PR
 uint64_t batch_predict_margin_ns(uint64_t expect_ns);
 
 /* Learns from a batch of one kind that moved at least PREDICT_MIN_BYTES and took gpu_ns
- * (timestamps): a moving average, a quarter of the new sample. Mixed batches teach nothing. */
+ * (timestamps): a moving average of its size class, a quarter of the new sample. Mixed
+ * batches teach nothing. */
 void batch_predict_learn(struct batch_predict *p, const uint64_t bytes[PREDICT_KINDS], uint64_t gpu_ns);
 
 #endif
