@@ -10,13 +10,13 @@
 # Alternating, two rounds, one machine: the bench's kernel times (--pcie-ceilings) with
 # default patience and 4096, then daemons with each, the daemon's GPU time per batch
 # from its stats around 11 scans of 1 GiB each.
-# Usage: `. .gpu/env.sh; bash docs/data/session42/run2.sh $OUT` with .gpu/ and .exp/ carried
+# Usage: `. .gpu/env.sh; [ROUNDS=1] bash docs/data/session42/run2.sh $OUT` with .gpu/ and .exp/ carried
 # (.exp/s42pages.txz: build-release of the commit the README names).
 OUT=${1:?}; o=/tmp/r2; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $o/gpu.txt
 b=/tmp/pages; mkdir -p $b; tar xJf .exp/s42pages.txz -C $b
 export LD_LIBRARY_PATH=$b/client:$LD_LIBRARY_PATH
-for round in 1 2; do
+for round in $(seq ${ROUNDS:-2}); do
   for patience in default 4096; do
     if [ $patience = 4096 ]; then export VKR_SCAN_PATIENCE=4096; fi
     timeout 120 $b/bench/vkreduce-bench --reduce-only --scan-only --pcie-ceilings --reps 10 > $o/ceilings-$patience-$round.txt 2>&1
