@@ -4,14 +4,14 @@
 # sum) at 2^24 against the read kernel (S38-3: 0.949, 0.955, 0.98); the scans of f64 and
 # i64 at 2^28, sum and prod, against torch.cumsum/cumprod and the copy kernel (S38-2:
 # 1.19x, prod of i64 1.09x); then run 2 (pages and patience) on the same machine.
-# Usage: `. .gpu/env.sh; [ROUNDS=1] bash docs/data/session42/run3.sh $OUT` with .gpu/ and .exp/ carried
-# (ROUNDS, 2 by default, goes on to run 2).
+# Usage: `. .gpu/env.sh; [KERNEL_ROUNDS=2] [ROUNDS=1] bash docs/data/session42/run3.sh $OUT` with .gpu/ and .exp/ carried
+# (KERNEL_ROUNDS, 1 by default, for the kernels; ROUNDS, 2 by default, goes on to run 2).
 OUT=${1:?}; o=/tmp/r3; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $o/gpu.txt
 b=/tmp/pages; mkdir -p $b; tar xJf .exp/s42pages.txz -C $b
 export LD_LIBRARY_PATH=$b/client:$LD_LIBRARY_PATH
 grep -q H200 $o/gpu.txt || { echo "not an H200: run 2 alone"; bash docs/data/session42/run2.sh $OUT; exit; }
-for round in $(seq ${ROUNDS:-2}); do
+for round in $(seq ${KERNEL_ROUNDS:-1}); do
   timeout 200 $b/bench/vkreduce-bench --reduce-only --ops sum,min,max --dtypes f64 --min-log2 24 --max-log2 24 \
     --reps 20 --csv $o/reduce-$round.csv > $o/reduce-$round.txt 2>&1; echo "reduce rc=$?"
   grep -E "^(f64|reduce)|of read" $o/reduce-$round.txt | head -8
