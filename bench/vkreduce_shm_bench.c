@@ -6,18 +6,21 @@
  * the host<->device bandwidth; compare with torch's pinned copies (bench/torch_bench.py).
  *
  *   vkreduce-shm-bench [--socket PATH] [--mib N[,N...]] [--reps N] [--only reduce|scan]
+ *                      [--pages fill|register|fallocate]
  *
  * Several sizes alternate request by request (each rep runs every size in turn, on the
  * first N MiB of one region), as a host serving many clients' arrays would see them: the
  * daemon's polling around a batch's expected end (daemon/batch_predict.c) must then tell
  * the sizes apart.
  *
- * --pages says how the regions' pages come to be: written by the client before it
+ * --pages says how the source's pages come to be: written by the client before it
  * registers them (fill, the default, as most clients do), allocated by the daemon's import
  * at registration and written after it (register), or allocated in one call by
- * fallocate(2) before they are written (fallocate). Run S41-8 found the daemon's scan of
- * client pages 0.5 ms (2%) slower on the GPU than vkreduce-bench's of pages it imported
- * before writing them; this tells whether where the pages came from is why.
+ * fallocate(2) before they are written (fallocate, which allocates the destination's too;
+ * otherwise the destination's pages, never written by the client, are allocated by the
+ * import). Run S41-8 found the daemon's scan of client pages 0.5 ms (2%) slower on the GPU
+ * than vkreduce-bench's of pages it imported before writing them; S42-2 found the pages'
+ * origin was not why.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,18 +68,65 @@ static int parse_sizes(const char *list, size_t sizes[MAX_SIZES])
 	}
 }
 
+/* One kind of request timed over every size: the bench's regions and its table of times. */
+struct timing {
+	vkr_client *client;
+	vkr_region src, dst;
+	const float *y; /* the destination's mapping (NULL without a scan) */
+	const size_t *mib;
+	int sizes, reps;
+	double *t; /* reps times per size */
+};
+
+/* Times reps requests of each size in turn (after one untimed round) and prints each size's
+ * median, with its result as the daemon gave it (the reduce's sum, the scan's last element,
+ * read right after that size's last scan: a later, larger scan would write it again). */
+static int time_requests(struct timing *b, bool scan)
+{
+	float result[MAX_SIZES] = { 0 };
+	for (int i = -1; i < b->reps; i++) {
+		for (int k = 0; k < b->sizes; k++) {
+			uint64_t n = (b->mib[k] << 20) / sizeof(float);
+			vkr_value v;
+			double start = now_s();
+			int rc = scan ? vkr_scan_shm(b->client, VKR_OP_SUM, VKR_DTYPE_F32, b->src, 0, n, false, b->dst, 0)
+				      : vkr_reduce_shm(b->client, VKR_OP_SUM, VKR_DTYPE_F32, b->src, 0, n, NULL, &v);
+			if (rc < 0)
+				return rc;
+			if (i < 0)
+				continue;
+			b->t[(size_t)k * (size_t)b->reps + (size_t)i] = now_s() - start;
+			result[k] = scan ? b->y[n - 1] : v.f32;
+		}
+	}
+	for (int k = 0; k < b->sizes; k++) {
+		double *tk = b->t + (size_t)k * (size_t)b->reps;
+		qsort(tk, (size_t)b->reps, sizeof(*tk), cmp_double);
+		double median = tk[b->reps / 2];
+		double gbs = (double)(b->mib[k] << 20) / median / 1e9;
+		if (scan)
+			printf("scan sum f32 of %zu MiB, shared memory to shared memory: median %.3f ms, "
+			       "%.1f GB/s each way (last element %.6g)\n", b->mib[k], median * 1e3, gbs, result[k]);
+		else
+			printf("reduce sum f32 of %zu MiB in shared memory: median %.3f ms, %.1f GB/s (result %.6g)\n",
+			       b->mib[k], median * 1e3, gbs, result[k]);
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: vkreduce-shm-bench [--socket PATH] [--mib N[,N...]] [--reps N]\n"
 		   "                          [--only reduce|scan] [--pages fill|register|fallocate]\n"
 		   "Times a reduce (sum, f32) of N MiB in shared memory and a scan of it into a\n"
 		   "second, writable region, through libvkreduce and the daemon. Medians of --reps\n"
-		   "calls after one warm-up call. Defaults: 1024 MiB, 10 reps. Up to %d sizes,\n"
-		   "comma-separated, alternate request by request, each timed apart. --only times\n"
-		   "one of the two (so that the daemon's statistics, `vkreduce stats`, count its\n"
-		   "requests alone). --pages fill|register|fallocate: how the regions' pages are\n"
-		   "allocated (written before registration, by the daemon's import at\n"
-		   "registration, by fallocate(2) before writing; default fill).\n", MAX_SIZES);
+		   "calls (1 to 1000000) after one warm-up call. Defaults: 1024 MiB, 10 reps.\n"
+		   "Up to %d sizes, comma-separated, alternate request by request, each timed\n"
+		   "apart. --only times one of the two (so that the daemon's statistics,\n"
+		   "`vkreduce stats`, count its requests alone). --pages: how the source's pages\n"
+		   "are allocated (fill: written before registration; register: by the daemon's\n"
+		   "import at registration, written after; fallocate: by fallocate(2) before\n"
+		   "writing, the destination's too). Default fill.\n", MAX_SIZES);
 }
 
 static int fail(const char *what, int rc)
@@ -148,7 +198,7 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (reps < 1 || optind != argc) {
+	if (reps < 1 || reps > 1000000 || optind != argc) {
 		usage(stderr);
 		return 2;
 	}
@@ -182,46 +232,11 @@ int main(int argc, char **argv)
 	double *t = calloc((size_t)reps * (size_t)sizes, sizeof(*t));
 	if (!t)
 		return fail("calloc", -ENOMEM);
-	vkr_value v[MAX_SIZES];
-	for (int i = -1; reduce && i < reps; i++) {
-		for (int k = 0; k < sizes; k++) {
-			double start = now_s();
-			rc = vkr_reduce_shm(client, VKR_OP_SUM, VKR_DTYPE_F32, src_region, 0,
-					    (mib[k] << 20) / sizeof(float), NULL, &v[k]);
-			if (rc < 0)
-				return fail("reduce", rc);
-			if (i >= 0)
-				t[k * reps + i] = now_s() - start;
-		}
-	}
-	for (int k = 0; reduce && k < sizes; k++) {
-		double *tk = t + k * reps;
-		qsort(tk, (size_t)reps, sizeof(*tk), cmp_double);
-		printf("reduce sum f32 of %zu MiB in shared memory: median %.3f ms, %.1f GB/s (result %.6g)\n",
-		       mib[k], tk[reps / 2] * 1e3, (double)(mib[k] << 20) / tk[reps / 2] / 1e9, v[k].f32);
-	}
-	for (int i = -1; scan && i < reps; i++) {
-		for (int k = 0; k < sizes; k++) {
-			double start = now_s();
-			rc = vkr_scan_shm(client, VKR_OP_SUM, VKR_DTYPE_F32, src_region, 0,
-					  (mib[k] << 20) / sizeof(float), false, dst_region, 0);
-			if (rc < 0)
-				return fail("scan", rc);
-			if (i >= 0)
-				t[k * reps + i] = now_s() - start;
-		}
-	}
-	for (int k = 0; scan && k < sizes; k++) {
-		double *tk = t + k * reps;
-		qsort(tk, (size_t)reps, sizeof(*tk), cmp_double);
-		const float *y = vkr_shm_data(dst);
-		uint64_t nk = (mib[k] << 20) / sizeof(float);
-		/* every scan writes the same sums over the elements it covers: element nk - 1 is size k's last */
-		printf("scan sum f32 of %zu MiB, shared memory to shared memory: median %.3f ms, "
-		       "%.1f GB/s each way (element %llu: %.6g)\n",
-		       mib[k], tk[reps / 2] * 1e3, (double)(mib[k] << 20) / tk[reps / 2] / 1e9,
-		       (unsigned long long)(nk - 1), y[nk - 1]);
-	}
+	struct timing timing = { client, src_region, dst_region, dst ? vkr_shm_data(dst) : NULL, mib, sizes, reps, t };
+	if (reduce && (rc = time_requests(&timing, false)) < 0)
+		return fail("reduce", rc);
+	if (scan && (rc = time_requests(&timing, true)) < 0)
+		return fail("scan", rc);
 	free(t);
 	vkr_shm_unregister(client, src_region);
 	if (scan)

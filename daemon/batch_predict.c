@@ -15,10 +15,9 @@ void batch_predict_count(uint64_t bytes[PREDICT_KINDS], const struct kern_job *j
 unsigned batch_predict_class(uint64_t bytes)
 {
 	unsigned log2 = bytes ? 63u - (unsigned)__builtin_clzll(bytes) : 0;
-	unsigned first = 20; /* log2 of PREDICT_MIN_BYTES */
-	if (log2 < first)
+	if (log2 < PREDICT_MIN_LOG2)
 		return 0;
-	return log2 - first < PREDICT_CLASSES ? log2 - first : PREDICT_CLASSES - 1;
+	return log2 - PREDICT_MIN_LOG2 < PREDICT_CLASSES ? log2 - PREDICT_MIN_LOG2 : PREDICT_CLASSES - 1;
 }
 
 /* The rate for bytes of one kind: their class's, or the nearest learnt class's. */

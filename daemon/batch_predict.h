@@ -19,12 +19,15 @@
 enum { PREDICT_REDUCE, PREDICT_SCAN, PREDICT_KINDS };
 
 /* Batches moving fewer bytes end within the loop's own poll after a submission. */
-#define PREDICT_MIN_BYTES ((uint64_t)1 << 20)
+#define PREDICT_MIN_LOG2 20
+#define PREDICT_MIN_BYTES ((uint64_t)1 << PREDICT_MIN_LOG2)
 
 /* Batch sizes learnt apart, one class per power of two from PREDICT_MIN_BYTES (the last class
  * takes every larger batch): a batch costs a fixed time besides its bytes, so a 1 MiB one
  * takes about a third more per byte than a 1 GiB one on an H100 host (run S41-11), and one
- * rate for every size would keep missing the end of one size in a mix of sizes. */
+ * rate for every size kept missing the ends of 16 MiB and 1 GiB scans alternating (S42-1).
+ * The class is of a kind's bytes in the whole batch, however many jobs share them: batches
+ * of many jobs are learnt as such, in the class of their total. */
 #define PREDICT_CLASSES 17 /* 1 MiB to 64 GiB and more */
 
 struct batch_predict {
@@ -32,7 +35,8 @@ struct batch_predict {
 	uint64_t ps_per_kib[PREDICT_KINDS][PREDICT_CLASSES];
 };
 
-/* The size class of a batch that moves bytes of one kind (bytes >= PREDICT_MIN_BYTES). */
+/* The size class of a batch that moves bytes of one kind (class 0 for fewer than
+ * PREDICT_MIN_BYTES). */
 unsigned batch_predict_class(uint64_t bytes);
 
 /* Adds what job moves to bytes[] (its input, and a scan's output). */
@@ -41,7 +45,7 @@ void batch_predict_count(uint64_t bytes[PREDICT_KINDS], const struct kern_job *j
 /* Expected GPU time of a batch that moves bytes[]: 0 where it moves less than
  * PREDICT_MIN_BYTES or a kind it moves has no GPU time learnt yet. Each kind's bytes take
  * the rate of their own size class, or where that is not learnt yet the nearest learnt
- * class's, the smaller one first (it over-predicts a larger batch: the loop then starts
+ * class's, on a tie the smaller one's (it over-predicts a larger batch: the loop then starts
  * polling late and the batch is answered as without a prediction, rather than polled for
  * in vain). */
 uint64_t batch_predict_ns(const struct batch_predict *p, const uint64_t bytes[PREDICT_KINDS]);

@@ -118,6 +118,16 @@ static void test_sizes_learnt_apart(void **state)
 	/* equally far from both (128 MiB is three from each): the smaller's */
 	uint64_t tie[PREDICT_KINDS] = { [PREDICT_REDUCE] = 128 * MIB };
 	assert_true(batch_predict_ns(&p, tie) > 3199000 && batch_predict_ns(&p, tie) <= 3200000);
+	/* the farthest class learnt serves too: only 1 MiB known, a 1 GiB batch ten classes up,
+	 * and only the largest known, a 1 MiB one sixteen down */
+	struct batch_predict only_small = { 0 }, only_large = { 0 };
+	uint64_t one[PREDICT_KINDS] = { [PREDICT_SCAN] = MIB };
+	uint64_t gib[PREDICT_KINDS] = { [PREDICT_SCAN] = 1024 * MIB };
+	uint64_t top[PREDICT_KINDS] = { [PREDICT_SCAN] = (uint64_t)1 << 40 };
+	batch_predict_learn(&only_small, one, 40000);
+	assert_true(batch_predict_ns(&only_small, gib) > 40900000 && batch_predict_ns(&only_small, gib) <= 40960000);
+	batch_predict_learn(&only_large, top, 20000000000);
+	assert_true(batch_predict_ns(&only_large, one) > 19000 && batch_predict_ns(&only_large, one) <= 19100);
 	/* the largest class takes every larger batch, and predicts it in proportion */
 	uint64_t huge[PREDICT_KINDS] = { [PREDICT_REDUCE] = (uint64_t)1 << 40 };
 	batch_predict_learn(&p, huge, 20000000000);
