@@ -129,14 +129,15 @@ KEY order_key(T a)
 bool key_less(KEY x, KEY y) { return x < y; }
 bool both_zero(T a, T b) { return ((floatBitsToUint(a) | floatBitsToUint(b)) & 0x7fffffffu) == 0u; }
 #elif EXACT_COMPARE && defined(DTYPE_F64)
-#define KEY ivec2 // (low word, high word), the low word's bits compared unsigned
+// One 64-bit integer, so that a compare is the compiler's own 64-bit compare (session 43;
+// the key was two words, compared high word first).
+#define KEY int64_t
 KEY order_key(T a)
 {
-	ivec2 x = ivec2(unpackDouble2x32(a));
-	int flip = x.y >> 31;
-	return ivec2(x.x ^ flip, x.y ^ (flip & 0x7fffffff));
+	int64_t x = int64_t(packUint2x32(unpackDouble2x32(a)));
+	return x ^ ((x >> 63) & 0x7fffffffffffffffl);
 }
-bool key_less(KEY x, KEY y) { return x.y < y.y || (x.y == y.y && uint(x.x) < uint(y.x)); }
+bool key_less(KEY x, KEY y) { return x < y; }
 bool both_zero(T a, T b)
 {
 	uvec2 x = unpackDouble2x32(a), y = unpackDouble2x32(b);

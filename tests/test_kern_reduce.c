@@ -320,6 +320,83 @@ static void test_reduce_min_max_propagate_nan(void **state)
 	check_nan_propagates(30001, 1, 3);
 }
 
+/* Sets element i of a float array of dtype d to v (f32 rounds it) or to the bits given. */
+static void set_float(vkr_dtype d, void *data, size_t i, double v)
+{
+	if (d == VKR_DTYPE_F32)
+		((float *)data)[i] = (float)v;
+	else
+		((double *)data)[i] = v;
+}
+
+static void set_float_bits(vkr_dtype d, void *data, size_t i, uint64_t bits)
+{
+	if (d == VKR_DTYPE_F32) {
+		uint32_t b = (uint32_t)bits;
+		memcpy((float *)data + i, &b, sizeof(b));
+	} else {
+		memcpy((double *)data + i, &bits, sizeof(bits));
+	}
+}
+
+static double float_result(vkr_dtype d, vkr_value v)
+{
+	return d == VKR_DTYPE_F32 ? (double)v.f32 : v.f64;
+}
+
+/* Min or max of n elements where every seventh is the infinity on the op's other side (-inf
+ * for max): it is a value, never a NaN, scattered through every invocation's vectors and as
+ * the whole array; a NaN beside it whose high word is that infinity's (f64: the payload in
+ * the low word only, which reduce.comp's probe cannot tell from the infinity by the high
+ * word) is still a NaN, wherever it is. */
+static void check_other_side_infinity(vkr_op op, vkr_dtype d, size_t n, unsigned misalign, unsigned parts)
+{
+	bool max = op == VKR_OP_MAX;
+	double other = max ? -INFINITY : INFINITY;
+	void *data = malloc(n * 8);
+	assert_non_null(data);
+	for (size_t i = 0; i < n; i++)
+		set_float(d, data, i, i % 7 == 3 ? other : (double)(i % 1000) - 500.0);
+	struct host_job job = { .kind = KERN_REDUCE, .op = op, .dtype = d, .input = data, .n = n,
+				.misalign = misalign, .parts = parts };
+	harness_run(gpu, &job, 1);
+	double want = max ? 499.0 : -500.0;
+	if (float_result(d, job.result) != want)
+		fail_msg("%s %s n=%zu misalign %u parts %u, %g among the values: %g, want %g", proto_op_name(op),
+			 proto_dtype_name(d), n, misalign, parts, other, float_result(d, job.result), want);
+	uint64_t nan = d == VKR_DTYPE_F32 ? (max ? 0xff800001u : 0x7f800001u)
+					  : (max ? 0xfff0000000000001ull : 0x7ff0000000000001ull);
+	const size_t positions[] = { 0, 3, n / 2, n - 1 };
+	for (size_t p = 0; p < 4; p++) {
+		set_float_bits(d, data, positions[p], nan);
+		check_nan_result(op, d, data, n, misalign, parts, nan, positions[p]);
+		set_float(d, data, positions[p], 0.0);
+	}
+	for (size_t i = 0; i < n; i++)
+		set_float(d, data, i, other);
+	job.result.u64 = 0;
+	harness_run(gpu, &job, 1);
+	if (float_result(d, job.result) != other)
+		fail_msg("%s %s n=%zu, every element %g: %g", proto_op_name(op), proto_dtype_name(d), n, other,
+			 float_result(d, job.result));
+	free(data);
+}
+
+static void test_reduce_min_max_other_side_infinity_is_no_nan(void **state)
+{
+	(void)state;
+	const size_t lengths[] = { 10000, 100003, 1000003 };
+	for (vkr_op op = VKR_OP_MIN; op <= VKR_OP_MAX; op++) {
+		for (unsigned d = 0; d < VKR_DTYPE_COUNT_; d++) {
+			if ((d != VKR_DTYPE_F32 && d != VKR_DTYPE_F64) || !gpu_supports_dtype(gpu, d))
+				continue;
+			for (size_t k = 0; k < 3; k++)
+				check_other_side_infinity(op, d, lengths[k], (unsigned)k, 1);
+			check_other_side_infinity(op, d, 30001, 1, 3);
+		}
+	}
+}
+
 static uint32_t f32_bits(float x)
 {
 	uint32_t b;
@@ -1226,6 +1303,7 @@ int main(void)
 		cmocka_unit_test(test_reduce_count_every_cmp_dtype_and_size_matches_reference),
 		cmocka_unit_test(test_reduce_other_workgroup_tree_matches_reference),
 		cmocka_unit_test(test_reduce_min_max_propagate_nan),
+		cmocka_unit_test(test_reduce_min_max_other_side_infinity_is_no_nan),
 		cmocka_unit_test(test_reduce_min_max_find_a_lone_extreme_anywhere),
 		cmocka_unit_test(test_reduce_atomic_tails_on_a_grid_of_2_16_or_more),
 		cmocka_unit_test(test_reduce_infinities_are_ordinary_values),
