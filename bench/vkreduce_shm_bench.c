@@ -81,35 +81,37 @@ struct timing {
 /* Times reps requests of each size in turn (after one untimed round) and prints each size's
  * median, with its result as the daemon gave it (the reduce's sum, the scan's last element,
  * read right after that size's last scan: a later, larger scan would write it again). */
-static int time_requests(struct timing *b, bool scan)
+static int time_requests(struct timing *timing, bool scan)
 {
 	float result[MAX_SIZES] = { 0 };
-	for (int i = -1; i < b->reps; i++) {
-		for (int k = 0; k < b->sizes; k++) {
-			uint64_t n = (b->mib[k] << 20) / sizeof(float);
+	for (int i = -1; i < timing->reps; i++) {
+		for (int k = 0; k < timing->sizes; k++) {
+			uint64_t n = (timing->mib[k] << 20) / sizeof(float);
 			vkr_value v;
 			double start = now_s();
-			int rc = scan ? vkr_scan_shm(b->client, VKR_OP_SUM, VKR_DTYPE_F32, b->src, 0, n, false, b->dst, 0)
-				      : vkr_reduce_shm(b->client, VKR_OP_SUM, VKR_DTYPE_F32, b->src, 0, n, NULL, &v);
+			int rc = scan ? vkr_scan_shm(timing->client, VKR_OP_SUM, VKR_DTYPE_F32, timing->src, 0, n,
+						     false, timing->dst, 0)
+				      : vkr_reduce_shm(timing->client, VKR_OP_SUM, VKR_DTYPE_F32, timing->src, 0, n,
+						       NULL, &v);
 			if (rc < 0)
 				return rc;
 			if (i < 0)
 				continue;
-			b->t[(size_t)k * (size_t)b->reps + (size_t)i] = now_s() - start;
-			result[k] = scan ? b->y[n - 1] : v.f32;
+			timing->t[(size_t)k * (size_t)timing->reps + (size_t)i] = now_s() - start;
+			result[k] = scan ? timing->y[n - 1] : v.f32;
 		}
 	}
-	for (int k = 0; k < b->sizes; k++) {
-		double *tk = b->t + (size_t)k * (size_t)b->reps;
-		qsort(tk, (size_t)b->reps, sizeof(*tk), cmp_double);
-		double median = tk[b->reps / 2];
-		double gbs = (double)(b->mib[k] << 20) / median / 1e9;
+	for (int k = 0; k < timing->sizes; k++) {
+		double *tk = timing->t + (size_t)k * (size_t)timing->reps;
+		qsort(tk, (size_t)timing->reps, sizeof(*tk), cmp_double);
+		double median = tk[timing->reps / 2];
+		double gbs = (double)(timing->mib[k] << 20) / median / 1e9;
 		if (scan)
 			printf("scan sum f32 of %zu MiB, shared memory to shared memory: median %.3f ms, "
-			       "%.1f GB/s each way (last element %.6g)\n", b->mib[k], median * 1e3, gbs, result[k]);
+			       "%.1f GB/s each way (last element %.6g)\n", timing->mib[k], median * 1e3, gbs, result[k]);
 		else
 			printf("reduce sum f32 of %zu MiB in shared memory: median %.3f ms, %.1f GB/s (result %.6g)\n",
-			       b->mib[k], median * 1e3, gbs, result[k]);
+			       timing->mib[k], median * 1e3, gbs, result[k]);
 	}
 	return 0;
 }
