@@ -45,15 +45,11 @@ layout(local_size_x = WG_SIZE) in;
 #define ACC uint
 T acc_value(ACC a) { return uintBitsToFloat(a); }
 ACC acc_bits(T x) { return floatBitsToUint(x); }
-KEY acc_key(ACC a) { return int(a); }
 ACC key_elem(T x) { return uint(is_nan(x) ? (OP == 2u ? int(0x80000000u) : 0x7fffffff) : order_key(x)); }
 ACC key_op(ACC a, ACC b) { return uint(OP == 2u ? min(int(a), int(b)) : max(int(a), int(b))); }
-// The NaN probe (fold_strided): a key's head is the whole key, so it tells a NaN from an
-// infinity by itself.
-int key_head(ACC k) { return int(k); }
-#define HEAD_POS_INF 0x7f800000        // the head of order_key(+inf)
-#define HEAD_NEG_INF int(0x807fffffu)  // the head of order_key(-inf)
-const bool HEAD_WHOLE = true;
+// The NaN probe (fold_strided): an element's magnitude bits, above PROBE_NAN for a NaN.
+uint nan_probe(T x) { return floatBitsToUint(x) & 0x7fffffffu; }
+#define PROBE_NAN 0x7f800000u
 #define NAN_VALUE uintBitsToFloat(0x7fc00000u) // the quiet NaN every NaN result comes back as
 ACC plain_key(T x) { return uint(order_key(x)); }
 T key_value(ACC k)
@@ -67,19 +63,22 @@ T key_value(ACC k)
 #define ACC uvec2
 T acc_value(ACC a) { return packDouble2x32(a); }
 ACC acc_bits(T x) { return unpackDouble2x32(x); }
-KEY acc_key(ACC a) { return int64_t(packUint2x32(a)); }
 // Component by component: a vector selected by a specialization constant came out wrong on
 // lavapipe (the same select on scalars is right).
 uvec2 nan_key() { return uvec2(OP == 2u ? 0u : 0xffffffffu, OP == 2u ? 0x80000000u : 0x7fffffffu); }
+KEY acc_key(ACC a) { return int64_t(packUint2x32(a)); }
 ACC plain_key(T x) { return unpackUint2x32(uint64_t(order_key(x))); }
 ACC key_elem(T x) { return is_nan(x) ? nan_key() : plain_key(x); }
 ACC key_op(ACC a, ACC b) { return (OP == 2u) == key_less(acc_key(a), acc_key(b)) ? a : b; }
-// The NaN probe (fold_strided): a key's head is its high word, the same for an infinity and
-// for the NaNs whose payload lies in the low word only.
-int key_head(ACC k) { return int(k.y); }
-#define HEAD_POS_INF 0x7ff00000        // the head of order_key(+inf)
-#define HEAD_NEG_INF int(0x800fffffu)  // the head of order_key(-inf)
-const bool HEAD_WHOLE = false;
+// The NaN probe (fold_strided): the high word's magnitude bits, plus one where the low word
+// is not zero (at most 0x80000000), above PROBE_NAN for a NaN only: exponent all ones and a
+// mantissa bit set in either word.
+uint nan_probe(T x)
+{
+	uvec2 b = unpackDouble2x32(x);
+	return (b.y & 0x7fffffffu) + uint(b.x != 0u);
+}
+#define PROBE_NAN 0x7ff00000u
 #define NAN_VALUE packDouble2x32(uvec2(0u, 0x7ff80000u)) // the quiet NaN of every NaN result
 T key_value(ACC k)
 {
@@ -394,68 +393,26 @@ ACC map_elem(T x) { return x; }
 #endif
 
 // The vectors' elements, as fold_strided takes them. Min and max of floats by keys take
-// each element's order key unchecked, and a NaN's key lies outside [key(-inf), key(+inf)]:
-// on the op's own side of that range (max: a NaN with the sign bit clear, whose key is above
-// key(+inf)) it wins the fold, and the invocation's answer says a NaN was seen; on the other
-// side it loses. So each invocation also keeps its keys' heads' extreme on the other side
-// (max: the smallest head), one integer max or min per element on a key computed anyway, and
-// a head past the other infinity's says a NaN was seen. f32 keys are their own heads, so
-// that is exact. An f64 head is the key's high word, equal to the infinity's for the NaNs
-// whose payload lies in the low word only; where the infinity's head is the extreme, the
-// invocation reads its vectors again with a NaN test per element (vectors_hold_nan: a
-// second read of its share of the array, paid only where the infinity on the op's other
-// side is in it, as -inf for max). fold_strided then gives the NaN's key. The probe before
-// session 43 took an element's magnitude bits apart (four operations per element); the test
-// and select per element before session 34 (common.glsl's is_nan, in map_elem) cost 0.35 to
-// 0.77 us at 2^20 to 2^22 on the H100 (run S34-4).
-// The other side's extreme of two heads, and where a probe starts.
-int probe_op(int p, int head) { return OP == 2u ? max(p, head) : min(p, head); }
-#define PROBE_START (OP == 2u ? int(0x80000000u) : 0x7fffffff)
+// each element's order key unchecked, and a NaN's key is some key outside [key(-inf),
+// key(+inf)] that may not win; beside the keys each invocation keeps the largest NaN probe
+// of its elements, and fold_strided gives the NaN's key where it says a NaN was seen. So a
+// NaN is tested for with one max per element instead of a test and a select per element
+// (common.glsl's is_nan, in map_elem), and only once per invocation is its key put in.
 #if EXACT_COMPARE && !defined(KERNEL_COUNT)
 #define PROBED KEYED
-ACC vector_elem(T x, inout int probe)
+ACC vector_elem(T x, inout uint probe)
 {
-	if (!KEYED)
-		return acc_bits(x);
-	ACC k = plain_key(x);
-	probe = probe_op(probe, key_head(k));
-	return k;
-}
-
-// Whether elements first, first + stride, ... of the vectors hold a NaN.
-bool vectors_hold_nan(uvec2 src_vec, uint nvec, uint first, uint stride)
-{
-	Vecs vecs = Vecs(src_vec);
-	bool seen = false;
-	for (uint i = first; i < nvec && !seen; i += stride) {
-		VT x = vecs.v[i];
-		for (uint c = 0u; c < uint(VEC); c++)
-			seen = seen || is_nan(x[c]);
-	}
-	return seen;
-}
-
-// Whether a NaN was among the elements of an invocation's fold: its answer r (keys, with the
-// scalar head and tail's NaNs as the NaN key, which is past the op's own infinity) and its
-// vectors' probe.
-bool nan_seen(ACC r, int probe, uvec2 src_vec, uint nvec, uint first, uint stride)
-{
-	KEY own = acc_key(r);
-	if (OP == 2u ? key_less(own, order_key(NEG_LIMIT)) : key_less(order_key(POS_LIMIT), own))
-		return true;
-	int other = OP == 2u ? HEAD_POS_INF : HEAD_NEG_INF;
-	if (OP == 2u ? probe > other : probe < other)
-		return true;
-	return !HEAD_WHOLE && probe == other && vectors_hold_nan(src_vec, nvec, first, stride);
+	probe = max(probe, nan_probe(x)); // unused, and dropped by the compiler, unless KEYED
+	return KEYED ? plain_key(x) : acc_bits(x);
 }
 #else
 #define PROBED false
+#define PROBE_NAN 0u
 #define NAN_VALUE T(0)
-ACC vector_elem(T x, inout int probe) { return map_elem(x); }
-bool nan_seen(ACC r, int probe, uvec2 src_vec, uint nvec, uint first, uint stride) { return false; }
+ACC vector_elem(T x, inout uint probe) { return map_elem(x); }
 #endif
 
-ACC fold_vec(VT x, inout int probe)
+ACC fold_vec(VT x, inout uint probe)
 {
 #if VEC == 4
 	return acc_op(acc_op(vector_elem(x.x, probe), vector_elem(x.y, probe)),
@@ -477,7 +434,7 @@ ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint fi
 {
 	ACC a0 = ACC_NEUTRAL;
 	ACC a1 = ACC_NEUTRAL;
-	int probe0 = PROBE_START, probe1 = PROBE_START; // one per accumulator (PROBED)
+	uint probe0 = 0u, probe1 = 0u; // the largest NaN probes, one per accumulator (PROBED)
 	Vecs vecs = Vecs(src_vec);
 	uint i = first;
 	for (; i + stride < nvec; i += 2u * stride) {
@@ -495,10 +452,9 @@ ACC fold_strided(uvec2 src, uvec2 src_vec, uint n, uint head, uint nvec, uint fi
 		a1 = acc_op(a1, map_elem(elems.v[first]));
 	if (first < n - tail_start)
 		a0 = acc_op(a0, map_elem(elems.v[tail_start + first]));
-	ACC r = acc_op(a0, a1);
-	if (PROBED && nan_seen(r, probe_op(probe0, probe1), src_vec, nvec, first, stride))
+	if (PROBED && max(probe0, probe1) > PROBE_NAN)
 		return map_elem(NAN_VALUE);
-	return r;
+	return acc_op(a0, a1);
 }
 
 // An accumulator as 32-bit words, for the shuffles and the flagged partials (64-bit
