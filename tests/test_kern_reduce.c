@@ -347,8 +347,8 @@ static double float_result(vkr_dtype d, vkr_value v)
 /* Min or max of n elements where every seventh is the infinity on the op's other side (-inf
  * for max): it is a value, never a NaN, scattered through every invocation's vectors and as
  * the whole array; a NaN beside it whose high word is that infinity's (f64: the payload in
- * the low word only, which reduce.comp's probe cannot tell from the infinity by the high
- * word) is still a NaN, wherever it is. */
+ * the low word only, what reduce.comp's NaN probe adds its low-word bit for) is still a NaN,
+ * wherever it is. The fold's own side is tested by test_reduce_min_max_propagate_nan. */
 static void check_other_side_infinity(vkr_op op, vkr_dtype d, size_t n, unsigned misalign, unsigned parts)
 {
 	bool max = op == VKR_OP_MAX;
