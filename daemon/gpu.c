@@ -789,7 +789,8 @@ static const uint32_t *pipeline_code(const struct gpu *gpu, const struct kern_pi
 /* Whether this device builds pipeline src at all: the others are never dispatched here. */
 static bool pipeline_wanted(const struct gpu *gpu, const struct kern_pipeline_source *src)
 {
-	if ((src->needs_float64 && !gpu->info.shader_float64) || (src->needs_int64 && !gpu->info.shader_int64))
+	if ((src->needs_float64 && !gpu_supports_dtype(gpu, VKR_DTYPE_F64)) ||
+	    (src->needs_int64 && !gpu->info.shader_int64))
 		return false; /* the dtype is refused by kern_validate on this device */
 	if (src->shared_bytes > gpu->info.max_shared_memory)
 		return false; /* kern plans around it (the single-pass scan) */
@@ -1133,7 +1134,7 @@ const struct gpu_info *gpu_get_info(const struct gpu *gpu)
 	return &gpu->info;
 }
 
-bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype)
+bool gpu_info_supports_dtype(const struct gpu_info *info, vkr_dtype dtype)
 {
 	switch (dtype) {
 	case VKR_DTYPE_F32:
@@ -1141,13 +1142,18 @@ bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype)
 	case VKR_DTYPE_U32:
 		return true;
 	case VKR_DTYPE_F64: /* and its scans shaderInt64 (kern_validate) */
-		return gpu->info.shader_float64;
+		return info->shader_float64 && (info->shader_int64 || info->denorm_preserve64);
 	case VKR_DTYPE_I64:
 	case VKR_DTYPE_U64:
-		return gpu->info.shader_int64;
+		return info->shader_int64;
 	default:
 		return false;
 	}
+}
+
+bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype)
+{
+	return gpu_info_supports_dtype(&gpu->info, dtype);
 }
 
 uint64_t gpu_validation_messages(const struct gpu *gpu)

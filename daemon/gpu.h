@@ -157,9 +157,13 @@ int gpu_create(const struct gpu_config *config, struct gpu **out, char *err, siz
 void gpu_destroy(struct gpu *gpu);
 
 const struct gpu_info *gpu_get_info(const struct gpu *gpu);
-/* Whether the device can run kernels on this dtype (f64 needs shaderFloat64, 64-bit
- * integers need shaderInt64; scans of f64 need shaderInt64 too, which kern_validate checks). */
+/* Whether the device can run kernels on this dtype: f64 needs shaderFloat64, and
+ * shaderInt64 too where it compares floats by order keys (no shaderDenormPreserveFloat64:
+ * an f64 key is an int64, shaders/common.glsl); 64-bit integers need shaderInt64. Scans of
+ * f64 need shaderInt64 on every device, which kern_validate checks. */
 bool gpu_supports_dtype(const struct gpu *gpu, vkr_dtype dtype);
+/* The same, from the device's features alone. */
+bool gpu_info_supports_dtype(const struct gpu_info *info, vkr_dtype dtype);
 /* Writes the pipeline cache to path atomically (temporary file + rename). 0 or -errno. */
 int gpu_save_pipeline_cache(struct gpu *gpu, const char *path);
 /* Whether gpu_create found and used a valid cache file. */

@@ -214,7 +214,8 @@ static void describe(size_t index, int kernel, vkr_dtype dtype, uint32_t op, uin
 	s->needs_float64 = dtype == VKR_DTYPE_F64;
 	/* The single-pass scan packs 32-bit values with their state in 64-bit words; f64 scans
 	 * of min and max hold int64 keys (shaders/scan_op.glsl: every f64 scan module declares
-	 * them, the operator being a specialization constant). */
+	 * them, the operator being a specialization constant). f64 reductions hold int64 keys
+	 * where the device compares floats by keys, which gpu_supports_dtype() asks of f64. */
 	s->needs_int64 = dtype == VKR_DTYPE_I64 || dtype == VKR_DTYPE_U64 || kernel == K_SCAN_CHAINED ||
 			 (atomic && (kernel != K_REDUCE_ATOMIC || dtype == VKR_DTYPE_F64)) ||
 			 (dtype == VKR_DTYPE_F64 && !reduction);
@@ -806,7 +807,7 @@ int kern_validate(const struct gpu *gpu, const struct kern_job *job, char *msg, 
 	}
 	if (!gpu_supports_dtype(gpu, job->dtype)) {
 		snprintf(msg, msg_size, "dtype: this device (%s) has no %s support", gpu->info.name,
-			 job->dtype == VKR_DTYPE_F64 ? "shaderFloat64" : "shaderInt64");
+			 job->dtype == VKR_DTYPE_F64 && !gpu->info.shader_float64 ? "shaderFloat64" : "shaderInt64");
 		return -ENOTSUP;
 	}
 	if (job->kind == KERN_SCAN && job->dtype == VKR_DTYPE_F64 && !gpu->info.shader_int64) {

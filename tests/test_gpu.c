@@ -50,6 +50,31 @@ static void test_gpu_picks_a_device_reads_its_limits_and_builds_every_pipeline(v
 	harness_gpu_done(gpu);
 }
 
+/* f64 asks shaderInt64 of a device that compares floats by keys (an f64 key is an int64) and
+ * not of one that keeps subnormals; 64-bit integers ask it always, 32-bit types nothing. */
+static void test_gpu_dtype_support_follows_the_features(void **state)
+{
+	(void)state;
+	struct gpu_info info;
+	memset(&info, 0, sizeof(info));
+	assert_true(gpu_info_supports_dtype(&info, VKR_DTYPE_F32));
+	assert_true(gpu_info_supports_dtype(&info, VKR_DTYPE_U32));
+	assert_false(gpu_info_supports_dtype(&info, VKR_DTYPE_F64));
+	assert_false(gpu_info_supports_dtype(&info, VKR_DTYPE_I64));
+	info.shader_float64 = true;
+	assert_false(gpu_info_supports_dtype(&info, VKR_DTYPE_F64)); /* keys without shaderInt64 */
+	info.denorm_preserve64 = true;
+	assert_true(gpu_info_supports_dtype(&info, VKR_DTYPE_F64)); /* compared natively */
+	assert_false(gpu_info_supports_dtype(&info, VKR_DTYPE_U64));
+	info.denorm_preserve64 = false;
+	info.shader_int64 = true;
+	assert_true(gpu_info_supports_dtype(&info, VKR_DTYPE_F64));
+	assert_true(gpu_info_supports_dtype(&info, VKR_DTYPE_I64));
+	info.shader_float64 = false;
+	assert_false(gpu_info_supports_dtype(&info, VKR_DTYPE_F64));
+	assert_false(gpu_info_supports_dtype(&info, (vkr_dtype)VKR_DTYPE_COUNT_));
+}
+
 static void test_gpu_device_override_by_index_and_name(void **state)
 {
 	(void)state;
@@ -349,6 +374,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpu_picks_a_device_reads_its_limits_and_builds_every_pipeline),
+		cmocka_unit_test(test_gpu_dtype_support_follows_the_features),
 		cmocka_unit_test(test_gpu_device_override_by_index_and_name),
 		cmocka_unit_test(test_gpu_unknown_device_is_a_clear_error),
 		cmocka_unit_test(test_gpu_no_vulkan_driver_is_a_clear_one_line_error),
