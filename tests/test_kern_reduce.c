@@ -320,23 +320,16 @@ static void test_reduce_min_max_propagate_nan(void **state)
 	check_nan_propagates(30001, 1, 3);
 }
 
-/* Sets element i of a float array of dtype d to v (f32 rounds it) or to the bits given. */
-static void set_float(vkr_dtype d, void *data, size_t i, double v)
+/* A value of float dtype d from a double (f32 rounds it). */
+static vkr_value float_value(vkr_dtype d, double x)
 {
+	vkr_value v;
+	memset(&v, 0, sizeof(v));
 	if (d == VKR_DTYPE_F32)
-		((float *)data)[i] = (float)v;
+		v.f32 = (float)x;
 	else
-		((double *)data)[i] = v;
-}
-
-static void set_float_bits(vkr_dtype d, void *data, size_t i, uint64_t bits)
-{
-	if (d == VKR_DTYPE_F32) {
-		uint32_t b = (uint32_t)bits;
-		memcpy((float *)data + i, &b, sizeof(b));
-	} else {
-		memcpy((double *)data + i, &bits, sizeof(bits));
-	}
+		v.f64 = x;
+	return v;
 }
 
 static double float_result(vkr_dtype d, vkr_value v)
@@ -356,7 +349,7 @@ static void check_other_side_infinity(vkr_op op, vkr_dtype d, size_t n, unsigned
 	void *data = malloc(n * 8);
 	assert_non_null(data);
 	for (size_t i = 0; i < n; i++)
-		set_float(d, data, i, i % 7 == 3 ? other : (double)(i % 1000) - 500.0);
+		ref_set(d, data, i, float_value(d, i % 7 == 3 ? other : (double)(i % 1000) - 500.0));
 	struct host_job job = { .kind = KERN_REDUCE, .op = op, .dtype = d, .input = data, .n = n,
 				.misalign = misalign, .parts = parts };
 	harness_run(gpu, &job, 1);
@@ -368,12 +361,12 @@ static void check_other_side_infinity(vkr_op op, vkr_dtype d, size_t n, unsigned
 					  : (max ? 0xfff0000000000001ull : 0x7ff0000000000001ull);
 	const size_t positions[] = { 0, 3, n / 2, n - 1 };
 	for (size_t p = 0; p < 4; p++) {
-		set_float_bits(d, data, positions[p], nan);
+		ref_set(d, data, positions[p], (vkr_value){ .u64 = nan }); /* f32: the low bytes */
 		check_nan_result(op, d, data, n, misalign, parts, nan, positions[p]);
-		set_float(d, data, positions[p], 0.0);
+		ref_set(d, data, positions[p], float_value(d, 0.0));
 	}
 	for (size_t i = 0; i < n; i++)
-		set_float(d, data, i, other);
+		ref_set(d, data, i, float_value(d, other));
 	job.result.u64 = 0;
 	harness_run(gpu, &job, 1);
 	if (float_result(d, job.result) != other)
