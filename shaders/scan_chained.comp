@@ -366,12 +366,22 @@ const bool ROWS_SCANNED_IN_CHUNK = LOCAL_SCAN_EARLY && !LANE_FOLD_AGGREGATE && P
 const bool ROWS_SCANNED_IN_CHUNK = false;
 #endif
 
-// The prefix in the tile before this lane's vector of row r, whose lanes' inclusive scan is
-// incl_r; run holds the fold of everything in the tile before row r (has: whether there is
-// any), and moves past row r.
-T row_prefix(T incl_r, inout T run, inout bool has)
+// Integer sums (SUM_BEFORE_BY_DIFFERENCE): the lanes before this one in a row are the row's
+// inclusive scan less this lane's own vector, exact in wrapping arithmetic, in place of a
+// shuffle (two for 64-bit types, of the 16 per row and lane).
+#if defined(SUM_BEFORE_BY_DIFFERENCE) && !defined(DTYPE_F32) && !defined(DTYPE_F64)
+const bool BEFORE_BY_DIFFERENCE = OP == 0u;
+#else
+const bool BEFORE_BY_DIFFERENCE = false;
+#endif
+
+// The prefix in the tile before this lane's vector x_r of row r, whose lanes' inclusive scan
+// is incl_r; run holds the fold of everything in the tile before row r (has: whether there
+// is any), and moves past row r.
+T row_prefix(T incl_r, VT x_r, inout T run, inout bool has)
 {
-	T before = shuffle_up(incl_r, 1u); // the lanes before this one (lane 0: none)
+	// The lanes before this one (lane 0: none).
+	T before = BEFORE_BY_DIFFERENCE ? incl_r - fold_vec(x_r) : shuffle_up(incl_r, 1u);
 	T row_total = shuffle_from(incl_r, gl_SubgroupSize - 1u);
 	T prefix = gl_SubgroupInvocationID == 0u ? run : has ? scan_op(run, before) : before;
 	run = has ? scan_op(run, row_total) : row_total;
@@ -491,7 +501,7 @@ T park_first_part(uint t)
 		if (LANE_FOLD_AGGREGATE)
 			incl[r] = subgroup_inclusive(fold_vec(x[r]));
 		s_park[r * WG_SIZE + gl_LocalInvocationIndex] =
-			row_local_scan(r > 0u || first_has, row_prefix(incl[r], run, has), x[r]);
+			row_local_scan(r > 0u || first_has, row_prefix(incl[r], x[r], run, has), x[r]);
 	}
 	return total;
 }
@@ -926,7 +936,7 @@ void main()
 			bool has = false, lane_has = gl_SubgroupInvocationID > 0u;
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 				T incl = subgroup_inclusive(fold_vec(x[r]));
-				x[r] = row_local_scan(r > 0u || lane_has, row_prefix(incl, run, has), x[r]);
+				x[r] = row_local_scan(r > 0u || lane_has, row_prefix(incl, x[r], run, has), x[r]);
 			}
 			T total = chunks_total(run, chunk_prefix);
 			if (lid == 0u)
@@ -984,12 +994,12 @@ void main()
 		bool has = gl_SubgroupID > 0u;
 		if (LOCAL_SCAN_EARLY) {
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-				x[r] = row_local_scan(r > 0u || first_has, row_prefix(incl[r], run, has), x[r]);
+				x[r] = row_local_scan(r > 0u || first_has, row_prefix(incl[r], x[r], run, has), x[r]);
 		}
 		T prefixes[CHUNK_ROWS];
 		if (!LOCAL_SCAN_EARLY && ROW_PREFIX_EARLY)
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-				prefixes[r] = row_prefix(incl[r], run, has);
+				prefixes[r] = row_prefix(incl[r], x[r], run, has);
 		// Each element's output is op(excl, its scan in the tile): the shape does not
 		// depend on how the look-back found excl.
 		uint prefetched[PREFETCH_MAX];
@@ -1017,7 +1027,7 @@ void main()
 				store_scanned_row(tile, false, r, x[r], has_excl, excl, false);
 			else
 				store_row(tile, r, r > 0u || first_has,
-					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], run, has),
+					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], x[r], run, has),
 					  x[r], has_excl, excl);
 		}
 		return;

@@ -3,28 +3,30 @@
 # the look-back's waits out of the 64-bit scans? Builds of scan_chained.comp with
 # PREFETCH_STRIDE 0 (no prefetch code: the default), 32 and 128 bytes between the prefetched
 # words; VKR_SCAN_PREFETCH sets how many tiles ahead (0: none). Sums and products of f64,
-# i64 and f32 at 2^28, two rounds, VKR_PIPELINE_STATS=1 (registers), torch beside them.
+# i64 and f32 at 2^28, two rounds; and build d (SUM_BEFORE_BY_DIFFERENCE: integer sums' lanes
+# before from the row's scan less the lane's own, not a shuffle), VKR_PIPELINE_STATS=1 (registers), torch beside them.
 # Usage: `. .gpu/env.sh; bash docs/data/session44/run1.sh $OUT` with .gpu/ and .exp/ carried.
 OUT=${1:?}; o=/tmp/s44r1; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $o/gpu.txt
-for v in 0 32 128; do mkdir -p /tmp/p$v; tar xJf .exp/s44p$v.txz -C /tmp/p$v; done
+for v in p0 p32 p128 d; do mkdir -p /tmp/$v; tar xJf .exp/s44$v.txz -C /tmp/$v; done
 scan() { # build ahead round
-  local name=p$1-a$2-r$3
-  VKR_SCAN_PREFETCH=$2 VKR_PIPELINE_STATS=1 timeout 150 /tmp/p$1/bench/vkreduce-bench --scan-only \
+  local name=$1-a$2-r$3
+  VKR_SCAN_PREFETCH=$2 VKR_PIPELINE_STATS=1 timeout 150 /tmp/$1/bench/vkreduce-bench --scan-only \
     --ops sum,prod --dtypes f64,i64,f32 --min-log2 28 --max-log2 28 --reps 20 \
     --csv $o/$name.csv > $o/$name.txt 2>&1 || echo "$name rc=$?"
   echo "$name $(grep -c WRONG $o/$name.txt) wrong: $(grep -E '^scan' $o/$name.txt | awk '{print $2, $3, $5}' | tr '\n' ';')"
   tar czf $OUT/run1.tgz -C $o .
 }
 for round in 1 2; do
-  scan 0 0 $round
-  scan 32 264 $round
-  scan 128 264 $round
-  scan 32 396 $round
-  scan 32 0 $round
+  scan p0 0 $round
+  scan p32 264 $round
+  scan d 0 $round
+  scan p128 264 $round
+  scan p32 396 $round
+  scan p32 0 $round
 done
 grep -iE 'copy kernel' $o/p0-a0-r1.txt | head -2
-for f in p0-a0-r1 p32-a264-r1 p128-a264-r1; do
+for f in p0-a0-r1 p32-a264-r1 p128-a264-r1 d-a0-r1; do
   echo "== $f"; grep -iE 'pipeline scan_chained.*(sum|prod).*(f64|i64|f32)' $o/$f.txt | head -8
 done
 timeout 120 python3 bench/torch_bench.py --kinds scan --dtypes f32,f64,i64 --min-log2 28 --max-log2 28 \
