@@ -17,6 +17,9 @@ scan() { # build ahead round
   echo "$name $(grep -c WRONG $o/$name.txt) wrong: $(grep -E '^scan' $o/$name.txt | awk '{print $2, $3, $5}' | tr '\n' ';')"
   tar czf $OUT/run1.tgz -C $o .
 }
+timeout 120 python3 bench/torch_bench.py --kinds scan --dtypes f32,f64,i64 --min-log2 28 --max-log2 28 \
+  --reps 20 --csv $o/torch.csv > $o/torch.txt 2>&1; echo "torch rc=$?"
+grep -E "2\^28" $o/torch.txt | head
 for round in 1 2; do
   scan p0 0 $round
   scan p32 264 $round
@@ -29,7 +32,4 @@ grep -iE 'copy kernel' $o/p0-a0-r1.txt | head -2
 for f in p0-a0-r1 p32-a264-r1 p128-a264-r1 d-a0-r1; do
   echo "== $f"; grep -iE 'pipeline scan_chained.*(sum|prod).*(f64|i64|f32)' $o/$f.txt | head -8
 done
-timeout 120 python3 bench/torch_bench.py --kinds scan --dtypes f32,f64,i64 --min-log2 28 --max-log2 28 \
-  --reps 20 --csv $o/torch.csv > $o/torch.txt 2>&1; echo "torch rc=$?"
-grep -E "2\^28" $o/torch.txt | head
 tar czf $OUT/run1.tgz -C $o .
