@@ -366,6 +366,25 @@ const bool ROWS_SCANNED_IN_CHUNK = LOCAL_SCAN_EARLY && !LANE_FOLD_AGGREGATE && P
 const bool ROWS_SCANNED_IN_CHUNK = false;
 #endif
 
+// Raked rows (RAKE_ROWS; 64-bit integer sums and products, exact, so that the shape of their
+// combinations is free): a chunk's rows are scanned through shared memory instead of five
+// Hillis-Steele steps per row. Each lane writes its vectors' folds in the chunk's order
+// (row by row), reads back a run of CHUNK_ROWS consecutive ones, folds it, and one subgroup
+// scan of the runs' totals gives each run its prefix; the runs' exclusive prefixes go back
+// in place, and each lane reads its vectors' from there. About 5 shared-memory accesses and
+// 3 combinations per lane and row, against 16 32-bit shuffles, 8 combinations and their
+// selects. s_rake holds a subgroup's chunk at rake_index: one spare entry after every run,
+// so that a run's reads (a stride of CHUNK_ROWS + 1 entries) do not all fall in one bank.
+#if defined(RAKE_ROWS) && (defined(DTYPE_I64) || defined(DTYPE_U64))
+const bool RAKED = OP < 2u && PARK_ROWS == 0u;
+shared T s_rake[STAGED ? 1u : (CHUNK_ROWS + 1u) * WG_SIZE]; // the staged pipelines' tiles are not chunked
+uint rake_index(uint p) { return gl_SubgroupID * (CHUNK_ROWS + 1u) * gl_SubgroupSize + p + p / CHUNK_ROWS; }
+#else
+const bool RAKED = false;
+shared T s_rake[1];
+uint rake_index(uint p) { return 0u; }
+#endif
+
 // Integer sums (SUM_BEFORE_BY_DIFFERENCE): the lanes before this one in a row are the row's
 // inclusive scan less this lane's own vector, exact in wrapping arithmetic, in place of a
 // shuffle (two for 64-bit types, of the 16 per row and lane).
@@ -962,6 +981,31 @@ void main()
 		// Each row's inclusive scan across the subgroup, and the chunk's total: the shape
 		// chunk_aggregate computes for a fallback.
 		T incl[CHUNK_ROWS], carry = SCAN_NEUTRAL, chunk_prefix;
+		uint lane_id = gl_SubgroupInvocationID;
+		if (RAKED) {
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+				s_rake[rake_index(r * gl_SubgroupSize + lane_id)] = fold_vec(x[r]);
+			subgroupMemoryBarrierShared();
+			subgroupBarrier();
+			uint run_start = rake_index(lane_id * CHUNK_ROWS);
+			T run_total = s_rake[run_start];
+			[[unroll]] for (uint k = 1u; k < CHUNK_ROWS; k++)
+				run_total = scan_op(run_total, s_rake[run_start + k]);
+			T runs_incl = subgroup_inclusive(run_total);
+			carry = shuffle_from(runs_incl, gl_SubgroupSize - 1u); // the chunk's total
+			// Each entry of the run becomes the chunk's exclusive prefix before it (lane 0's
+			// first: the neutral, never used).
+			T p = shuffle_up(runs_incl, 1u);
+			bool has_p = lane_id > 0u;
+			[[unroll]] for (uint k = 0u; k < CHUNK_ROWS; k++) {
+				T v = s_rake[run_start + k];
+				s_rake[run_start + k] = has_p ? p : SCAN_NEUTRAL;
+				p = has_p ? scan_op(p, v) : v;
+				has_p = true;
+			}
+			subgroupMemoryBarrierShared();
+			subgroupBarrier();
+		} else
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 			if (LANE_FOLD_AGGREGATE) {
 				T lane = fold_vec(x[r]);
@@ -992,7 +1036,15 @@ void main()
 		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
 		T run = chunk_prefix;
 		bool has = gl_SubgroupID > 0u;
-		if (LOCAL_SCAN_EARLY) {
+		if (RAKED) {
+			// The chunk's prefix before this lane's vector of row r, after the chunks before.
+			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
+				bool in_chunk = r > 0u || lane_id > 0u;
+				T before = s_rake[rake_index(r * gl_SubgroupSize + lane_id)];
+				T prefix = !has ? before : in_chunk ? scan_op(chunk_prefix, before) : chunk_prefix;
+				x[r] = row_local_scan(in_chunk || has, prefix, x[r]);
+			}
+		} else if (LOCAL_SCAN_EARLY) {
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 				x[r] = row_local_scan(r > 0u || first_has, row_prefix(incl[r], x[r], run, has), x[r]);
 		}

@@ -4,11 +4,12 @@
 # PREFETCH_STRIDE 0 (no prefetch code: the default), 32 and 128 bytes between the prefetched
 # words; VKR_SCAN_PREFETCH sets how many tiles ahead (0: none). Sums and products of f64,
 # i64 and f32 at 2^28, two rounds; and build d (SUM_BEFORE_BY_DIFFERENCE: integer sums' lanes
-# before from the row's scan less the lane's own, not a shuffle), VKR_PIPELINE_STATS=1 (registers), torch beside them.
+# before from the row's scan less the lane's own, not a shuffle) and build r (RAKE_ROWS: the i64 and
+# u64 sums' and products' rows scanned through shared memory), VKR_PIPELINE_STATS=1 (registers), torch beside them.
 # Usage: `. .gpu/env.sh; bash docs/data/session44/run1.sh $OUT` with .gpu/ and .exp/ carried.
 OUT=${1:?}; o=/tmp/s44r1; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $o/gpu.txt
-for v in p0 p32 p128 d; do mkdir -p /tmp/$v; tar xJf .exp/s44$v.txz -C /tmp/$v; done
+for v in p0 p32 p128 d r; do mkdir -p /tmp/$v; tar xJf .exp/s44$v.txz -C /tmp/$v; done
 scan() { # build ahead round
   local name=$1-a$2-r$3
   VKR_SCAN_PREFETCH=$2 VKR_PIPELINE_STATS=1 timeout 150 /tmp/$1/bench/vkreduce-bench --scan-only \
@@ -22,6 +23,7 @@ timeout 120 python3 bench/torch_bench.py --kinds scan --dtypes f32,f64,i64 --min
 grep -E "2\^28" $o/torch.txt | head
 for round in 1 2; do
   scan p0 0 $round
+  scan r 0 $round
   scan p32 264 $round
   scan d 0 $round
   scan p128 264 $round
@@ -29,7 +31,7 @@ for round in 1 2; do
   scan p32 0 $round
 done
 grep -iE 'copy kernel' $o/p0-a0-r1.txt | head -2
-for f in p0-a0-r1 p32-a264-r1 p128-a264-r1 d-a0-r1; do
+for f in p0-a0-r1 r-a0-r1 p32-a264-r1 p128-a264-r1 d-a0-r1; do
   echo "== $f"; grep -iE 'pipeline scan_chained.*(sum|prod).*(f64|i64|f32)' $o/$f.txt | head -8
 done
 tar czf $OUT/run1.tgz -C $o .
