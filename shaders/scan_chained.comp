@@ -375,7 +375,7 @@ const bool ROWS_SCANNED_IN_CHUNK = false;
 // 3 combinations per lane and row, against 16 32-bit shuffles, 8 combinations and their
 // selects. s_rake holds a subgroup's chunk at rake_index: one spare entry after every run,
 // so that a run's reads (a stride of CHUNK_ROWS + 1 entries) do not all fall in one bank.
-#if defined(RAKE_ROWS) && (defined(DTYPE_I64) || defined(DTYPE_U64))
+#if defined(RAKE_ROWS) && ELEM_ALIGN == 8
 const bool RAKED = OP < 2u && PARK_ROWS == 0u;
 shared T s_rake[STAGED ? 1u : (CHUNK_ROWS + 1u) * WG_SIZE]; // the staged pipelines' tiles are not chunked
 uint rake_index(uint p) { return gl_SubgroupID * (CHUNK_ROWS + 1u) * gl_SubgroupSize + p + p / CHUNK_ROWS; }
@@ -384,6 +384,38 @@ const bool RAKED = false;
 shared T s_rake[1];
 uint rake_index(uint p) { return 0u; }
 #endif
+
+// Once the subgroup's lanes have written their vectors' folds to s_rake (at
+// rake_index(r * gl_SubgroupSize + lane) for row r): returns the chunk's total, and leaves in
+// each entry the chunk's exclusive prefix before it (the chunk's first: the neutral, unused).
+// The only code that computes a raked chunk's total, for the owner and a fallback alike.
+T rake_chunk()
+{
+	subgroupMemoryBarrierShared();
+	subgroupBarrier();
+	uint lane = gl_SubgroupInvocationID, run_start = rake_index(lane * CHUNK_ROWS);
+	T run_total = s_rake[run_start];
+	[[unroll]] for (uint k = 1u; k < CHUNK_ROWS; k++)
+		run_total = scan_op(run_total, s_rake[run_start + k]);
+	T runs_incl = subgroup_inclusive(run_total);
+	T p = shuffle_up(runs_incl, 1u);
+	bool has_p = lane > 0u;
+	[[unroll]] for (uint k = 0u; k < CHUNK_ROWS; k++) {
+		T v = s_rake[run_start + k];
+		s_rake[run_start + k] = has_p ? p : SCAN_NEUTRAL;
+		p = has_p ? scan_op(p, v) : v;
+		has_p = true;
+	}
+	subgroupMemoryBarrierShared();
+	subgroupBarrier();
+	return shuffle_from(runs_incl, gl_SubgroupSize - 1u);
+}
+
+// The chunk's exclusive prefix before this lane's vector of row r (after rake_chunk).
+T raked_before(uint r)
+{
+	return s_rake[rake_index(r * gl_SubgroupSize + gl_SubgroupInvocationID)];
+}
 
 // Integer sums (SUM_BEFORE_BY_DIFFERENCE): the lanes before this one in a row are the row's
 // inclusive scan less this lane's own vector, exact in wrapping arithmetic, in place of a
@@ -419,6 +451,11 @@ T part_aggregate(uint m, bool parked)
 {
 	uint rows = parked ? PARK_ROWS : CHUNK_ROWS;
 	T carry = SCAN_NEUTRAL, ignored;
+	if (RAKED) {
+		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+			s_rake[rake_index(r * gl_SubgroupSize + gl_SubgroupInvocationID)] = fold_vec(load_row(m, false, r));
+		return chunks_total(rake_chunk(), ignored);
+	}
 	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 		if (r >= rows)
 			break;
@@ -953,6 +990,13 @@ void main()
 			// chunk_aggregate computes for a fallback.
 			T run = SCAN_NEUTRAL, chunk_prefix;
 			bool has = false, lane_has = gl_SubgroupInvocationID > 0u;
+			if (RAKED) {
+				[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+					s_rake[rake_index(r * gl_SubgroupSize + gl_SubgroupInvocationID)] = fold_vec(x[r]);
+				run = rake_chunk();
+				[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
+					x[r] = row_local_scan(r > 0u || lane_has, raked_before(r), x[r]);
+			} else
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 				T incl = subgroup_inclusive(fold_vec(x[r]));
 				x[r] = row_local_scan(r > 0u || lane_has, row_prefix(incl, x[r], run, has), x[r]);
@@ -985,26 +1029,7 @@ void main()
 		if (RAKED) {
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
 				s_rake[rake_index(r * gl_SubgroupSize + lane_id)] = fold_vec(x[r]);
-			subgroupMemoryBarrierShared();
-			subgroupBarrier();
-			uint run_start = rake_index(lane_id * CHUNK_ROWS);
-			T run_total = s_rake[run_start];
-			[[unroll]] for (uint k = 1u; k < CHUNK_ROWS; k++)
-				run_total = scan_op(run_total, s_rake[run_start + k]);
-			T runs_incl = subgroup_inclusive(run_total);
-			carry = shuffle_from(runs_incl, gl_SubgroupSize - 1u); // the chunk's total
-			// Each entry of the run becomes the chunk's exclusive prefix before it (lane 0's
-			// first: the neutral, never used).
-			T p = shuffle_up(runs_incl, 1u);
-			bool has_p = lane_id > 0u;
-			[[unroll]] for (uint k = 0u; k < CHUNK_ROWS; k++) {
-				T v = s_rake[run_start + k];
-				s_rake[run_start + k] = has_p ? p : SCAN_NEUTRAL;
-				p = has_p ? scan_op(p, v) : v;
-				has_p = true;
-			}
-			subgroupMemoryBarrierShared();
-			subgroupBarrier();
+			carry = rake_chunk();
 		} else
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 			if (LANE_FOLD_AGGREGATE) {
@@ -1040,7 +1065,7 @@ void main()
 			// The chunk's prefix before this lane's vector of row r, after the chunks before.
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 				bool in_chunk = r > 0u || lane_id > 0u;
-				T before = s_rake[rake_index(r * gl_SubgroupSize + lane_id)];
+				T before = raked_before(r);
 				T prefix = !has ? before : in_chunk ? scan_op(chunk_prefix, before) : chunk_prefix;
 				x[r] = row_local_scan(in_chunk || has, prefix, x[r]);
 			}

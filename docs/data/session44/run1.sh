@@ -4,8 +4,8 @@
 # PREFETCH_STRIDE 0 (no prefetch code: the default), 32 and 128 bytes between the prefetched
 # words; VKR_SCAN_PREFETCH sets how many tiles ahead (0: none). Sums and products of f64
 # and i64 at 2^28, two rounds (the last three series in round 1 only); and build d (SUM_BEFORE_BY_DIFFERENCE: integer sums' lanes
-# before from the row's scan less the lane's own, not a shuffle) and build r (RAKE_ROWS: the i64 and
-# u64 sums' and products' rows scanned through shared memory), VKR_PIPELINE_STATS=1 (registers), torch beside them.
+# before from the row's scan less the lane's own, not a shuffle) and build r (RAKE_ROWS: the 64-bit
+# sums' and products' rows scanned through shared memory), VKR_PIPELINE_STATS=1 (registers), torch beside them.
 # Usage: `. .gpu/env.sh; bash docs/data/session44/run1.sh $OUT` with .gpu/ and .exp/ carried.
 OUT=${1:?}; o=/tmp/s44r1; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $o/gpu.txt
