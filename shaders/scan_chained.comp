@@ -366,73 +366,12 @@ const bool ROWS_SCANNED_IN_CHUNK = LOCAL_SCAN_EARLY && !LANE_FOLD_AGGREGATE && P
 const bool ROWS_SCANNED_IN_CHUNK = false;
 #endif
 
-// Raked rows (RAKE_ROWS; 64-bit integer sums and products, exact, so that the shape of their
-// combinations is free): a chunk's rows are scanned through shared memory instead of five
-// Hillis-Steele steps per row. Each lane writes its vectors' folds in the chunk's order
-// (row by row), reads back a run of CHUNK_ROWS consecutive ones, folds it, and one subgroup
-// scan of the runs' totals gives each run its prefix; the runs' exclusive prefixes go back
-// in place, and each lane reads its vectors' from there. About 5 shared-memory accesses and
-// 3 combinations per lane and row, against 16 32-bit shuffles, 8 combinations and their
-// selects. s_rake holds a subgroup's chunk at rake_index: one spare entry after every run,
-// so that a run's reads (a stride of CHUNK_ROWS + 1 entries) do not all fall in one bank.
-#if defined(RAKE_ROWS) && ELEM_ALIGN == 8
-const bool RAKED = OP < 2u && PARK_ROWS == 0u;
-shared T s_rake[STAGED ? 1u : (CHUNK_ROWS + 1u) * WG_SIZE]; // the staged pipelines' tiles are not chunked
-uint rake_index(uint p) { return gl_SubgroupID * (CHUNK_ROWS + 1u) * gl_SubgroupSize + p + p / CHUNK_ROWS; }
-#else
-const bool RAKED = false;
-shared T s_rake[1];
-uint rake_index(uint p) { return 0u; }
-#endif
-
-// Once the subgroup's lanes have written their vectors' folds to s_rake (at
-// rake_index(r * gl_SubgroupSize + lane) for row r): returns the chunk's total, and leaves in
-// each entry the chunk's exclusive prefix before it (the chunk's first: the neutral, unused).
-// The only code that computes a raked chunk's total, for the owner and a fallback alike.
-T rake_chunk()
+// The prefix in the tile before this lane's vector of row r, whose lanes' inclusive scan is
+// incl_r; run holds the fold of everything in the tile before row r (has: whether there is
+// any), and moves past row r.
+T row_prefix(T incl_r, inout T run, inout bool has)
 {
-	subgroupMemoryBarrierShared();
-	subgroupBarrier();
-	uint lane = gl_SubgroupInvocationID, run_start = rake_index(lane * CHUNK_ROWS);
-	T run_total = s_rake[run_start];
-	[[unroll]] for (uint k = 1u; k < CHUNK_ROWS; k++)
-		run_total = scan_op(run_total, s_rake[run_start + k]);
-	T runs_incl = subgroup_inclusive(run_total);
-	T p = shuffle_up(runs_incl, 1u);
-	bool has_p = lane > 0u;
-	[[unroll]] for (uint k = 0u; k < CHUNK_ROWS; k++) {
-		T v = s_rake[run_start + k];
-		s_rake[run_start + k] = has_p ? p : SCAN_NEUTRAL;
-		p = has_p ? scan_op(p, v) : v;
-		has_p = true;
-	}
-	subgroupMemoryBarrierShared();
-	subgroupBarrier();
-	return shuffle_from(runs_incl, gl_SubgroupSize - 1u);
-}
-
-// The chunk's exclusive prefix before this lane's vector of row r (after rake_chunk).
-T raked_before(uint r)
-{
-	return s_rake[rake_index(r * gl_SubgroupSize + gl_SubgroupInvocationID)];
-}
-
-// Integer sums (SUM_BEFORE_BY_DIFFERENCE): the lanes before this one in a row are the row's
-// inclusive scan less this lane's own vector, exact in wrapping arithmetic, in place of a
-// shuffle (two for 64-bit types, of the 16 per row and lane).
-#if defined(SUM_BEFORE_BY_DIFFERENCE) && !defined(DTYPE_F32) && !defined(DTYPE_F64)
-const bool BEFORE_BY_DIFFERENCE = OP == 0u;
-#else
-const bool BEFORE_BY_DIFFERENCE = false;
-#endif
-
-// The prefix in the tile before this lane's vector x_r of row r, whose lanes' inclusive scan
-// is incl_r; run holds the fold of everything in the tile before row r (has: whether there
-// is any), and moves past row r.
-T row_prefix(T incl_r, VT x_r, inout T run, inout bool has)
-{
-	// The lanes before this one (lane 0: none).
-	T before = BEFORE_BY_DIFFERENCE ? incl_r - fold_vec(x_r) : shuffle_up(incl_r, 1u);
+	T before = shuffle_up(incl_r, 1u); // the lanes before this one (lane 0: none)
 	T row_total = shuffle_from(incl_r, gl_SubgroupSize - 1u);
 	T prefix = gl_SubgroupInvocationID == 0u ? run : has ? scan_op(run, before) : before;
 	run = has ? scan_op(run, row_total) : row_total;
@@ -451,11 +390,6 @@ T part_aggregate(uint m, bool parked)
 {
 	uint rows = parked ? PARK_ROWS : CHUNK_ROWS;
 	T carry = SCAN_NEUTRAL, ignored;
-	if (RAKED) {
-		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-			s_rake[rake_index(r * gl_SubgroupSize + gl_SubgroupInvocationID)] = fold_vec(load_row(m, false, r));
-		return chunks_total(rake_chunk(), ignored);
-	}
 	[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 		if (r >= rows)
 			break;
@@ -557,7 +491,7 @@ T park_first_part(uint t)
 		if (LANE_FOLD_AGGREGATE)
 			incl[r] = subgroup_inclusive(fold_vec(x[r]));
 		s_park[r * WG_SIZE + gl_LocalInvocationIndex] =
-			row_local_scan(r > 0u || first_has, row_prefix(incl[r], x[r], run, has), x[r]);
+			row_local_scan(r > 0u || first_has, row_prefix(incl[r], run, has), x[r]);
 	}
 	return total;
 }
@@ -990,16 +924,9 @@ void main()
 			// chunk_aggregate computes for a fallback.
 			T run = SCAN_NEUTRAL, chunk_prefix;
 			bool has = false, lane_has = gl_SubgroupInvocationID > 0u;
-			if (RAKED) {
-				[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-					s_rake[rake_index(r * gl_SubgroupSize + gl_SubgroupInvocationID)] = fold_vec(x[r]);
-				run = rake_chunk();
-				[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-					x[r] = row_local_scan(r > 0u || lane_has, raked_before(r), x[r]);
-			} else
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 				T incl = subgroup_inclusive(fold_vec(x[r]));
-				x[r] = row_local_scan(r > 0u || lane_has, row_prefix(incl, x[r], run, has), x[r]);
+				x[r] = row_local_scan(r > 0u || lane_has, row_prefix(incl, run, has), x[r]);
 			}
 			T total = chunks_total(run, chunk_prefix);
 			if (lid == 0u)
@@ -1025,12 +952,6 @@ void main()
 		// Each row's inclusive scan across the subgroup, and the chunk's total: the shape
 		// chunk_aggregate computes for a fallback.
 		T incl[CHUNK_ROWS], carry = SCAN_NEUTRAL, chunk_prefix;
-		uint lane_id = gl_SubgroupInvocationID;
-		if (RAKED) {
-			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-				s_rake[rake_index(r * gl_SubgroupSize + lane_id)] = fold_vec(x[r]);
-			carry = rake_chunk();
-		} else
 		[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
 			if (LANE_FOLD_AGGREGATE) {
 				T lane = fold_vec(x[r]);
@@ -1061,22 +982,14 @@ void main()
 		bool first_has = gl_SubgroupID > 0u || gl_SubgroupInvocationID > 0u;
 		T run = chunk_prefix;
 		bool has = gl_SubgroupID > 0u;
-		if (RAKED) {
-			// The chunk's prefix before this lane's vector of row r, after the chunks before.
-			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++) {
-				bool in_chunk = r > 0u || lane_id > 0u;
-				T before = raked_before(r);
-				T prefix = !has ? before : in_chunk ? scan_op(chunk_prefix, before) : chunk_prefix;
-				x[r] = row_local_scan(in_chunk || has, prefix, x[r]);
-			}
-		} else if (LOCAL_SCAN_EARLY) {
+		if (LOCAL_SCAN_EARLY) {
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-				x[r] = row_local_scan(r > 0u || first_has, row_prefix(incl[r], x[r], run, has), x[r]);
+				x[r] = row_local_scan(r > 0u || first_has, row_prefix(incl[r], run, has), x[r]);
 		}
 		T prefixes[CHUNK_ROWS];
 		if (!LOCAL_SCAN_EARLY && ROW_PREFIX_EARLY)
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
-				prefixes[r] = row_prefix(incl[r], x[r], run, has);
+				prefixes[r] = row_prefix(incl[r], run, has);
 		// Each element's output is op(excl, its scan in the tile): the shape does not
 		// depend on how the look-back found excl.
 		uint prefetched[PREFETCH_MAX];
@@ -1104,7 +1017,7 @@ void main()
 				store_scanned_row(tile, false, r, x[r], has_excl, excl, false);
 			else
 				store_row(tile, r, r > 0u || first_has,
-					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], x[r], run, has),
+					  ROW_PREFIX_EARLY ? prefixes[r] : row_prefix(incl[r], run, has),
 					  x[r], has_excl, excl);
 		}
 		return;
