@@ -579,9 +579,6 @@ static void read_info(struct gpu *gpu)
 	 * S20-4). Not on CPU devices: lavapipe's threads each run a contiguous share of the
 	 * grid, so the first workgroup of a later share waits for all before it
 	 * (scan_chained.comp). */
-	const char *prefetch = getenv("VKR_SCAN_PREFETCH");
-	long ahead = prefetch && *prefetch ? strtol(prefetch, NULL, 10) : 0;
-	info->scan_prefetch_tiles = ahead > 0 && ahead <= 65536 ? (uint32_t)ahead : 0;
 	const char *rows = getenv("VKR_SCAN_CHUNK_ROWS");
 	long chunk_rows = rows && *rows ? strtol(rows, NULL, 10) : 0;
 	info->scan_chunk_rows_override = chunk_rows > 0 && chunk_rows <= (long)KERN_MAX_CHUNK_ROWS ? (uint32_t)chunk_rows : 0;

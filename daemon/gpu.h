@@ -129,7 +129,6 @@ struct gpu_info {
 	 * VKR_SCAN_TILE=blelloch. */
 	bool scan_chunked;
 	uint32_t scan_patience;        /* single-pass: look-back rounds before doing stalled work */
-	uint32_t scan_prefetch_tiles;  /* single-pass, chunked tiles: how far ahead the look-back prefetches; 0 none */
 	/* VKR_SCAN_CHUNK_ROWS: rows per invocation of every chunked tile (1 to
 	 * KERN_MAX_CHUNK_ROWS), for measurements; 0: kern_scan_chunk_rows()'s choice per op and
 	 * dtype. */

@@ -854,7 +854,6 @@ struct chained_params {
 	uint32_t src[2], dst[2], counter[2], states[2];
 	uint32_t n, tiles, vec_ok, patience;
 	uint32_t carry_in[2], carry_out[2];
-	uint32_t prefetch;
 };
 
 struct clear_params {
@@ -989,7 +988,6 @@ static void record_chained_phase(struct recorder *rec, const struct kern_job *jo
 	p.tiles = (uint32_t)tiles;
 	p.vec_ok = part.src % 16 == 0 && part.dst % 16 == 0;
 	p.patience = rec->gpu->info.scan_patience;
-	p.prefetch = rec->gpu->info.scan_prefetch_tiles;
 	if (index > 0)
 		split(p.carry_in, job->scratch + l.carries + 16 * (uint64_t)(index - 1));
 	if (index + 1 < part_count(job))

@@ -96,7 +96,6 @@ layout(push_constant, scalar) uniform Params {
 	// added (T's bits, keys included). 0: none.
 	uvec2 carry_in;
 	uvec2 carry_out;
-	uint prefetch;  // chunked tiles: tiles ahead whose input a workgroup pulls into L2; 0: none
 } pc;
 
 #define AGGREGATE 1u
@@ -496,51 +495,6 @@ T park_first_part(uint t)
 	return total;
 }
 
-// Prefetch (PREFETCH_STRIDE > 0): while a workgroup waits in its look-back, the memory
-// system may have nothing to do on its multiprocessor: every workgroup there is between
-// its loads and its stores. Each invocation reads one word per PREFETCH_STRIDE bytes of
-// tile + pc.prefetch, the tile a workgroup not yet started will take (tiles by workgroup
-// id, launched in order), so its loads find the data in L2. The words are folded only
-// after the look-back (prefetch_sink) so that the look-back does not wait for them; the
-// accesses are volatile so that the compiler neither drops nor moves them.
-#if !defined(PREFETCH_STRIDE)
-#define PREFETCH_STRIDE 0u
-#endif
-// Loads per invocation: PREFETCH_LOADS for the tile's rows, within arrays sized for the
-// most rows (16) so that their size is no specialization constant.
-#define PREFETCH_LOADS (PREFETCH_STRIDE == 0u ? 0u : (TILE_ROWS * 16u + PREFETCH_STRIDE - 1u) / PREFETCH_STRIDE)
-#define PREFETCH_MAX (PREFETCH_STRIDE == 0u ? 1u : (16u * 16u + PREFETCH_STRIDE - 1u) / PREFETCH_STRIDE)
-layout(buffer_reference, scalar, buffer_reference_align = 4) coherent volatile buffer PrefetchWords { uint v[]; };
-shared uint s_prefetch_sink;
-
-void prefetch_issue(uint t, out uint words[PREFETCH_MAX])
-{
-	[[unroll]] for (uint k = 0u; k < PREFETCH_MAX; k++)
-		words[k] = 0u;
-	if (PREFETCH_STRIDE == 0u || pc.prefetch == 0u || t + pc.prefetch >= pc.tiles)
-		return;
-	// In words: a part of an array is at most 4 GiB, 2^30 words.
-	uint tile_words = TILE_ROWS * WG_SIZE * 4u, end = pc.n * uint(ELEM_ALIGN / 4);
-	uint base = (t + pc.prefetch) * tile_words;
-	PrefetchWords src = PrefetchWords(pc.src);
-	[[unroll]] for (uint k = 0u; k < PREFETCH_MAX; k++) {
-		uint off = (k * WG_SIZE + gl_LocalInvocationIndex) * (PREFETCH_STRIDE / 4u);
-		if (k < PREFETCH_LOADS && off < tile_words && base + off < end)
-			words[k] = src.v[base + off];
-	}
-}
-
-void prefetch_sink(uint words[PREFETCH_MAX])
-{
-	if (PREFETCH_STRIDE == 0u)
-		return;
-	uint x = 0u;
-	[[unroll]] for (uint k = 0u; k < PREFETCH_MAX; k++)
-		x ^= words[k];
-	if (x == pc.patience + 0x9e3779b9u) // depends on the data, so it is kept; harmless if true
-		s_prefetch_sink = x;
-}
-
 #else
 const bool CHUNKED = false;
 T chunk_aggregate(uint m) { return SCAN_NEUTRAL; }
@@ -934,11 +888,8 @@ void main()
 			memoryBarrierBuffer(); // as below
 			barrier();
 			memoryBarrierBuffer();
-			uint prefetched[PREFETCH_MAX];
-			prefetch_issue(tile, prefetched);
 			bool has_excl = tile > 0u;
 			T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
-			prefetch_sink(prefetched);
 			excl = with_parts_before(lid, tile, has_excl, excl, total);
 			if (gl_SubgroupID > 0u) {
 				excl = has_excl ? scan_op(excl, chunk_prefix) : chunk_prefix;
@@ -992,11 +943,8 @@ void main()
 				prefixes[r] = row_prefix(incl[r], run, has);
 		// Each element's output is op(excl, its scan in the tile): the shape does not
 		// depend on how the look-back found excl.
-		uint prefetched[PREFETCH_MAX];
-		prefetch_issue(tile, prefetched);
 		bool has_excl = tile > 0u;
 		T excl = has_excl ? look_back(lid, tile, total) : SCAN_NEUTRAL;
-		prefetch_sink(prefetched);
 		excl = with_parts_before(lid, tile, has_excl, excl, total);
 		if (PARK_ROWS > 0u) {
 			[[unroll]] for (uint r = 0u; r < CHUNK_ROWS; r++)
