@@ -6,10 +6,11 @@
 # too), three rounds in turn. If the extra time grows with the partner's size for both, the
 # GPU's (or IOMMU's) translations of the client's pages are the suspect; if only scans
 # show it, the written lines; if neither grows, the host side.
-# Usage: `. .gpu/env.sh; bash docs/data/session44/run3.sh $OUT` with .gpu/ and .exp/ carried.
+# Usage: `. .gpu/env.sh; [PROBE_ONLY=1] bash docs/data/session44/run3.sh $OUT` with .gpu/ and .exp/ carried
+# (PROBE_ONLY=1: the probe alone on an H200 too).
 OUT=${1:?}; o=/tmp/s44r3; mkdir -p $o
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $o/gpu.txt
-grep -q H200 $o/gpu.txt && bash docs/data/session44/run2.sh $OUT
+[ -z "$PROBE_ONLY" ] && grep -q H200 $o/gpu.txt && bash docs/data/session44/run2.sh $OUT
 b=/tmp/head; mkdir -p $b; tar xJf .exp/s44head.txz -C $b
 export LD_LIBRARY_PATH=$b/client:$LD_LIBRARY_PATH
 sock=/tmp/vkr44.sock; st=$(mktemp -d)
