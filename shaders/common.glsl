@@ -171,6 +171,7 @@ T op(T a, T b)
 	return OP == 2 ? (less(a, b) ? a : b) : (less(b, a) ? a : b);
 }
 
-// The operator's neutral, in one constant: op(NEUTRAL, x) == x for every x.
+// The operator's neutral, in one constant: op(NEUTRAL, x) == x for every x, but for the sign of
+// a float sum's -0.0 (+0.0 + -0.0 is +0.0; README, "Signed zeros").
 #define NEUTRAL (OP == 0 ? T(0) : OP == 1 ? T(1) : OP == 2 ? POS_LIMIT : NEG_LIMIT)
 

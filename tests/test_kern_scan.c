@@ -273,8 +273,9 @@ static void test_scan_float_is_deterministic(void **state)
  * (the empty prefix, the neutral). Exact where the chunked single pass scans each row
  * within its chunk (scan_chained.comp's ROWS_SCANNED_IN_CHUNK: device memory, no parked
  * rows): a version of it gave +0.0 at every chunk's start (session 35's review). The other
- * paths still combine a tile's prefix with the neutral +0.0 at each tile's start, so there
- * only the values are checked. Several tiles and blocks, and an array in three parts. */
+ * paths (host memory, which is every daemon scan, and slot tiles) start each tile and slot
+ * from the neutral +0.0, so there a prefix of -0.0s comes out +0.0 (README, "Signed zeros")
+ * and only the values are checked. Several tiles and blocks, and an array in three parts. */
 static void test_scan_f64_negative_zeros_keep_their_sign(void **state)
 {
 	(void)state;
