@@ -441,6 +441,15 @@ def test_bad_input(path):
     check(c.closed_by_peer(), "connection closed after a huge declared bin")
     c.close()
 
+    # Nesting too deep inside a request: answered by msgid with the limits, then closed.
+    c = Conn(path)
+    c.sock.sendall(bytes([0x94, 0x00, 78]) + msgpack.packb("reduce") + b"\x91" * 40 + b"\xc0")
+    err, _ = c.wait(78)
+    check(err is not None and err[0] == E_INVALID and "nesting too deep" in err[1] and
+          "nested" in err[1] and "declared" not in err[1], "deep nesting answered with its limit: %r" % (err,))
+    check(c.closed_by_peer(), "connection closed after deep nesting")
+    c.close()
+
     # Malformed msgpack (0xc1) and a non-request message close the connection only.
     for raw, what in ((b"\xc1\xc1\xc1", "byte 0xc1"), (msgpack.packb({"a": 1}), "a map"),
                       (msgpack.packb([0, -1, "ping", []]), "negative msgid"),
