@@ -740,18 +740,20 @@ static void process(struct conn *conn)
 			return;
 		if (st != FRAME_COMPLETE) {
 			/* Only a size refusal has a declared size to name; the others name their limit. */
-			if (info.has_msgid && st == FRAME_TOO_LARGE)
-				conn_reply_error(conn, info.msgid, VKR_WIRE_TOO_LARGE,
-						 "message: %s (declared %" PRIu64 " bytes, max_inline_bytes %" PRIu64
-						 "); closing the connection", frame_status_str(st), info.declared,
-						 d->limits.max_inline_bytes);
-			else if (info.has_msgid && (st == FRAME_TOO_DEEP || st == FRAME_TOO_MANY))
-				conn_reply_error(conn, info.msgid, VKR_WIRE_INVALID_ARGUMENT,
-						 "message: %s (at most %u objects, nested %u deep); closing the connection",
-						 frame_status_str(st), fl.max_objects, fl.max_depth);
-			else if (info.has_msgid)
-				conn_reply_error(conn, info.msgid, VKR_WIRE_INVALID_ARGUMENT,
-						 "message: %s; closing the connection", frame_status_str(st));
+			if (info.has_msgid) {
+				if (st == FRAME_TOO_LARGE)
+					conn_reply_error(conn, info.msgid, VKR_WIRE_TOO_LARGE,
+							 "message: %s (declared %" PRIu64 " bytes, max_inline_bytes %" PRIu64
+							 "); closing the connection", frame_status_str(st), info.declared,
+							 d->limits.max_inline_bytes);
+				else if (st == FRAME_TOO_DEEP || st == FRAME_TOO_MANY)
+					conn_reply_error(conn, info.msgid, VKR_WIRE_INVALID_ARGUMENT,
+							 "message: %s (at most %u objects, nested %u deep); closing the connection",
+							 frame_status_str(st), fl.max_objects, fl.max_depth);
+				else
+					conn_reply_error(conn, info.msgid, VKR_WIRE_INVALID_ARGUMENT,
+							 "message: %s; closing the connection", frame_status_str(st));
+			}
 			protocol_error(conn, frame_status_str(st), data, len);
 			return;
 		}
